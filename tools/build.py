@@ -1,0 +1,106 @@
+"""Build the whole book: check d2l_mini, split, execute, merge, render.
+
+    python -m tools.build
+
+Stops at the first failing step with a non-zero exit status.  Ends by printing where
+the HTML is.
+"""
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from tools import save
+from tools.execute import ExecutionFailed, execute
+from tools.merge import NotExecuted, merge_all
+from tools.paths import FRAMEWORKS, Layout
+from tools.sections import find_sections
+from tools.split import split_all
+
+
+class BuildFailed(Exception):
+    pass
+
+
+def html_index(layout: Layout) -> Path:
+    return layout.build / "site" / "_build" / "html" / "index.html"
+
+
+def prune(layout: Layout, names: list[str]) -> list[Path]:
+    """Remove notebooks of sections that no longer exist."""
+    keep = set(names)
+    folders = [layout.build / "merged"]
+    folders += [layout.build / step / fw for step in ("notebooks", "executed") for fw in FRAMEWORKS]
+    removed = []
+    for folder in folders:
+        for path in sorted(folder.rglob("*.ipynb")) if folder.is_dir() else []:
+            if path.relative_to(folder).with_suffix("").as_posix() not in keep:
+                path.unlink()
+                removed.append(path)
+    return removed
+
+
+def render(layout: Layout, log) -> None:
+    if not (layout.root / "tools" / "render.py").is_file():
+        raise BuildFailed("tools/render.py is missing: the HTML cannot be rendered")
+    result = subprocess.run([sys.executable, "-m", "tools.render"], cwd=layout.root)
+    if result.returncode != 0:
+        raise BuildFailed(f"rendering the HTML failed (python -m tools.render exited {result.returncode})")
+
+
+def build(layout: Layout, log=print, render_html: bool = True) -> None:
+    started = time.monotonic()
+
+    def step(title: str):
+        log(f"\n== {title} ({time.monotonic() - started:.0f} s)")
+
+    step("checking that d2l_mini is up to date with the book's #@save cells")
+    try:
+        stale = save.stale_modules(layout)
+    except save.MissingMarker as error:
+        raise BuildFailed(str(error)) from None
+    if stale:
+        names = ", ".join(str(p.relative_to(layout.root)) for p in stale)
+        raise BuildFailed(f"{names} out of date with the book's #@save cells: run `make save` "
+                          "(python -m tools.save), then build again")
+    names = find_sections(layout)
+    step(f"splitting {len(names)} section(s) into PyTorch and JAX notebooks")
+    split_all(names, layout)
+    for path in prune(layout, names):
+        log(f"removed {path} (its section is gone)")
+    step("executing notebooks")
+    try:
+        execute(names, layout, split=False, log=log)
+    except ExecutionFailed as error:
+        raise BuildFailed(f"notebook execution failed:\n{error}") from None
+    step("merging the frameworks' notebooks")
+    try:
+        merge_all(names, layout)
+    except NotExecuted as error:
+        raise BuildFailed(str(error)) from None
+    if render_html:
+        step("rendering the HTML")
+        render(layout, log)
+        log(f"\nbook built in {time.monotonic() - started:.0f} s; open {html_index(layout)}")
+    else:
+        log(f"\nnotebooks built in {time.monotonic() - started:.0f} s (HTML not rendered)")
+
+
+def main(argv: list[str] | None = None, layout: Layout | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m tools.build", description=__doc__.split("\n")[0])
+    parser.add_argument("--no-render", action="store_true",
+                        help="stop after merging (the notebooks without the HTML)")
+    args = parser.parse_args(argv)
+    try:
+        build(layout or Layout(), log=lambda line: print(line, flush=True), render_html=not args.no_render)
+    except BuildFailed as error:
+        print(f"\nbuild failed: {error}", file=sys.stderr, flush=True)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,40 @@
+"""The content hash that decides whether a notebook must run again.
+
+It covers what can change a notebook's outputs: the source of its code cells (and
+whether each may raise), every ``d2l_mini/*.py`` file and ``requirements.txt``.
+Prose is left out, so editing Markdown re-executes nothing.
+"""
+from __future__ import annotations
+
+import hashlib
+
+import nbformat
+
+from tools.paths import Layout
+
+# Bump when execution or output cleaning changes in a way that alters outputs.
+CACHE_VERSION = "1"
+METADATA_KEY = "book_execution"
+
+
+def notebook_hash(notebook: nbformat.NotebookNode, layout: Layout) -> str:
+    digest = hashlib.sha256(f"cache-version {CACHE_VERSION}\n".encode())
+    for cell in notebook.cells:
+        if cell.cell_type != "code":
+            continue
+        may_raise = "raises-exception" in cell.metadata.get("tags", [])
+        digest.update(f"code raises={may_raise} {len(cell.source)}\n{cell.source}\n".encode())
+    for path in sorted(layout.library.rglob("*.py")):
+        if "__pycache__" in path.parts:
+            continue
+        data = path.read_bytes()
+        digest.update(f"file {path.relative_to(layout.root).as_posix()} {len(data)}\n".encode())
+        digest.update(data)
+    if layout.requirements.is_file():
+        digest.update(b"requirements\n" + layout.requirements.read_bytes())
+    return digest.hexdigest()
+
+
+def recorded(notebook: nbformat.NotebookNode) -> dict:
+    """What the execute step stored in an executed notebook's metadata ({} if none)."""
+    return dict(notebook.metadata.get(METADATA_KEY, {}))

@@ -1,0 +1,230 @@
+"""Execute the split notebooks, each in its own python3 kernel, several at once.
+
+    python -m tools.execute [book/<rel>.md ...]     (no argument: every section)
+
+Splits the sections, then runs every notebook whose content hash (tools.cache)
+changed, longest first, ``BOOK_JOBS`` at a time (default: the number of cores),
+each kernel with ``cores // jobs`` threads and ``BOOK_TIMEOUT`` seconds (default
+1200).  An executed notebook is written to ``_build/executed/<framework>/<rel>.ipynb``
+only when every cell succeeded; a failure removes the old copy, names the framework,
+notebook, cell and traceback, and exits non-zero.  ``_build/exec/records.json`` lists
+every notebook's wall time, status, versions and hardware.
+"""
+from __future__ import annotations
+
+import argparse
+import asyncio
+import copy
+import dataclasses
+import datetime
+import os
+import sys
+import time
+from pathlib import Path
+
+import nbformat
+
+from tools import records
+from tools.cache import METADATA_KEY, notebook_hash, recorded
+from tools.kernel import NotebookFailed, run_notebook
+from tools.outputs import clean_notebook
+from tools.paths import FRAMEWORKS, Layout, write_atomic
+from tools.sections import find_sections, section_name
+from tools.split import split_all
+
+DEFAULT_TIMEOUT = 1200.0
+
+
+class ExecutionFailed(Exception):
+    """One or more notebooks failed; the message says which, where and why."""
+
+
+@dataclasses.dataclass
+class Job:
+    rel: str
+    framework: str
+    notebook: nbformat.NotebookNode
+    hash: str
+    output: Path
+
+    @property
+    def label(self) -> str:
+        return f"[{self.framework}] {self.rel}"
+
+
+def cpu_cores() -> int:
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+
+
+def _positive(name: str, value, kind):
+    try:
+        number = kind(value)
+    except (TypeError, ValueError):
+        number = None
+    if number is None or number <= 0:
+        raise ValueError(f"{name} must be a positive {kind.__name__}, got {value!r}")
+    return number
+
+
+def settings(jobs=None, timeout=None) -> tuple[int, float]:
+    """(jobs, timeout) from the arguments, else BOOK_JOBS / BOOK_TIMEOUT, else defaults."""
+    jobs = jobs if jobs is not None else os.environ.get("BOOK_JOBS") or cpu_cores()
+    timeout = timeout if timeout is not None else os.environ.get("BOOK_TIMEOUT") or DEFAULT_TIMEOUT
+    return _positive("BOOK_JOBS", jobs, int), _positive("BOOK_TIMEOUT", timeout, float)
+
+
+def reuse_outputs(job: Job, executed: nbformat.NotebookNode) -> nbformat.NotebookNode | None:
+    """The fresh split notebook with the outputs of an up-to-date executed copy.
+
+    Prose and cell ids come from the current source (a prose edit may have moved
+    ids), outputs from the earlier run.  None if the code cells do not line up.
+    """
+    fresh = copy.deepcopy(job.notebook)
+    old_code = [c for c in executed.cells if c.cell_type == "code"]
+    new_code = [c for c in fresh.cells if c.cell_type == "code"]
+    if len(old_code) != len(new_code) or any(o.source != n.source for o, n in zip(old_code, new_code)):
+        return None
+    for old, new in zip(old_code, new_code):
+        new.outputs, new.execution_count = old.outputs, old.execution_count
+    fresh.metadata["language_info"] = executed.metadata.get("language_info", fresh.metadata.get("language_info"))
+    fresh.metadata[METADATA_KEY] = recorded(executed)
+    return fresh
+
+
+def _record(job: Job, status: str, facts: dict) -> dict:
+    return {"section": job.rel, "framework": job.framework, "wall_s": round(facts["wall_s"], 2),
+            "status": status, "executed_at": facts["executed_at"], "python": facts["python"],
+            "versions": facts["versions"], "hardware": facts["hardware"]}
+
+
+def _now() -> str:
+    return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
+
+
+def _write(path: Path, notebook: nbformat.NotebookNode) -> None:
+    write_atomic(path, nbformat.writes(notebook) + "\n")
+
+
+def plan(names: list[str], layout: Layout, force: bool = False, log=print):
+    """Split notebooks into (records of cached ones, jobs to run)."""
+    cached, jobs = [], []
+    for rel in names:
+        for framework in FRAMEWORKS:
+            notebook = nbformat.read(layout.notebook(framework, rel), as_version=4)
+            job = Job(rel, framework, notebook, notebook_hash(notebook, layout),
+                      layout.executed(framework, rel))
+            reused = None
+            if job.output.is_file() and not force:
+                executed = nbformat.read(job.output, as_version=4)
+                if recorded(executed).get("hash") == job.hash:
+                    reused = reuse_outputs(job, executed)
+            if reused is None:
+                jobs.append(job)
+                continue
+            _write(job.output, reused)
+            cached.append(_record(job, "cached", recorded(reused)))
+            log(f"{job.label}: cached (ran in {recorded(reused)['wall_s']:.1f} s)")
+    return cached, jobs
+
+
+def longest_first(jobs: list[Job], layout: Layout) -> list[Job]:
+    """Order jobs by their last recorded wall time, unknown ones first."""
+    known = {(r["section"], r["framework"]): r.get("wall_s", 0.0) for r in records.load(layout)}
+    for job in jobs:
+        if (job.rel, job.framework) not in known and job.output.is_file():
+            wall = recorded(nbformat.read(job.output, as_version=4)).get("wall_s")
+            if wall is not None:
+                known[(job.rel, job.framework)] = wall
+    return sorted(jobs, key=lambda j: -known.get((j.rel, j.framework), float("inf")))
+
+
+async def _run_all(jobs: list[Job], layout: Layout, parallel: int, threads: int,
+                   timeout: float, log) -> tuple[list[dict], list[NotebookFailed]]:
+    semaphore = asyncio.Semaphore(parallel)
+    done: list[dict] = []
+    failures: list[NotebookFailed] = []
+
+    async def run(number: int, job: Job):
+        async with semaphore:
+            if failures:
+                log(f"{job.label}: skipped, an earlier notebook failed")
+                return
+            log(f"[{number}/{len(jobs)}] {job.label}: started")
+            notebook = copy.deepcopy(job.notebook)
+            probe = nbformat.v4.new_code_cell(records.probe_source(job.framework))
+            probe.id = records.PROBE_ID
+            notebook.cells.append(probe)
+            started = time.monotonic()
+            executed_at = _now()
+            try:
+                await run_notebook(notebook, framework=job.framework, name=job.rel,
+                                   cwd=layout.source(job.rel).parent, threads=threads, timeout=timeout)
+            except NotebookFailed as failure:
+                job.output.unlink(missing_ok=True)
+                wall = time.monotonic() - started
+                facts = dict(records.local_environment(job.framework), wall_s=wall, executed_at=executed_at)
+                done.append(_record(job, "failed", facts))
+                failures.append(failure)
+                log(f"[{number}/{len(jobs)}] {job.label}: FAILED after {wall:.1f} s")
+                return
+            wall = time.monotonic() - started
+            facts = records.read_probe(notebook.cells.pop())
+            facts = dict(records.local_environment(job.framework), **facts)
+            facts.update(wall_s=round(wall, 2), executed_at=executed_at, hash=job.hash)
+            clean_notebook(notebook)
+            notebook.metadata[METADATA_KEY] = facts
+            _write(job.output, notebook)
+            done.append(_record(job, "executed", facts))
+            log(f"[{number}/{len(jobs)}] {job.label}: done in {wall:.1f} s")
+
+    await asyncio.gather(*(run(i, job) for i, job in enumerate(jobs, 1)))
+    return done, failures
+
+
+def execute(names: list[str], layout: Layout, *, jobs=None, timeout=None, force: bool = False,
+            split: bool = True, log=print) -> list[dict]:
+    """Execute the notebooks of ``names``; returns their records.
+
+    Raises ExecutionFailed (after writing the records) if any notebook failed.
+    """
+    parallel, timeout = settings(jobs, timeout)
+    if split:
+        split_all(names, layout)
+    cached, to_run = plan(names, layout, force=force, log=log)
+    to_run = longest_first(to_run, layout)
+    done, failures = [], []
+    if to_run:
+        parallel = min(parallel, len(to_run))
+        threads = max(1, cpu_cores() // parallel)
+        log(f"executing {len(to_run)} notebook(s), {parallel} at a time, "
+            f"{threads} thread(s) each, timeout {timeout:g} s")
+        done, failures = asyncio.run(_run_all(to_run, layout, parallel, threads, timeout, log))
+    new = cached + done
+    records.save(layout, new, find_sections(layout))
+    if failures:
+        raise ExecutionFailed("\n\n".join(f.message() for f in failures))
+    return new
+
+
+def main(argv: list[str] | None = None, layout: Layout | None = None) -> int:
+    layout = layout or Layout()
+    parser = argparse.ArgumentParser(prog="python -m tools.execute",
+                                     description=__doc__.split("\n")[0])
+    parser.add_argument("sections", nargs="*", help="book/<rel>.md files (default: all sections)")
+    parser.add_argument("--force", action="store_true", help="execute even if the cache is up to date")
+    args = parser.parse_args(argv)
+    try:
+        names = [section_name(layout, arg) for arg in args.sections] or find_sections(layout)
+        settings()
+    except ValueError as error:
+        parser.error(str(error))
+    try:
+        execute(names, layout, force=args.force, log=lambda line: print(line, flush=True))
+    except ExecutionFailed as error:
+        print(f"\nnotebook execution failed:\n{error}", file=sys.stderr, flush=True)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,97 @@
+"""Run one notebook in a fresh python3 kernel (nbclient), cell by cell.
+
+A failing cell (one not tagged ``raises-exception``) raises :class:`NotebookFailed`,
+which names the cell and carries its traceback without ANSI colour.
+"""
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+from pathlib import Path
+
+import nbformat
+from jupyter_core.utils import ensure_async
+from nbclient import NotebookClient
+from nbclient.exceptions import CellExecutionError, CellTimeoutError, DeadKernelError
+
+from tools.outputs import clean_text
+
+
+class NotebookFailed(Exception):
+    def __init__(self, framework: str, notebook: str, cell_index: int | None,
+                 cell_id: str | None, first_line: str, traceback: str):
+        self.framework, self.notebook = framework, notebook
+        self.cell_index, self.cell_id, self.first_line = cell_index, cell_id, first_line
+        self.traceback = traceback
+        super().__init__(self.message())
+
+    def message(self) -> str:
+        where = (f"cell {self.cell_index} (id {self.cell_id}): {self.first_line}"
+                 if self.cell_index is not None else "before its first cell")
+        body = "\n".join("    " + line for line in self.traceback.rstrip().split("\n"))
+        return f"[{self.framework}] {self.notebook} failed in {where}\n{body}"
+
+
+def kernel_environment(threads: int) -> dict[str, str]:
+    """The environment of one kernel: ``threads`` compute threads, quiet, plain output."""
+    if threads < 1:
+        raise ValueError(f"threads must be a positive integer, got {threads!r}")
+    env = dict(os.environ)
+    for name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
+        env[name] = str(threads)
+    if threads == 1:
+        # XLA's CPU backend accepts no thread count; this keeps its Eigen work on one
+        # thread, the rest follows the cores the process may use.
+        env["XLA_FLAGS"] = (env.get("XLA_FLAGS", "") + " --xla_cpu_multi_thread_eigen=false").strip()
+    env.update({
+        "NO_COLOR": "1",
+        "TQDM_DISABLE": "1",
+        "MPLBACKEND": "module://matplotlib_inline.backend_inline",
+        "PYTHONHASHSEED": "0",
+        "PYDEVD_DISABLE_FILE_VALIDATION": "1",
+    })
+    return env
+
+
+def _first_line(cell) -> str:
+    return next((line for line in cell.source.split("\n") if line.strip()), "").strip()
+
+
+async def run_notebook(notebook: nbformat.NotebookNode, *, framework: str, name: str,
+                       cwd: Path, threads: int, timeout: float) -> nbformat.NotebookNode:
+    """Execute ``notebook`` in place; raise NotebookFailed on an error or a timeout."""
+    client = NotebookClient(notebook, timeout=timeout, kernel_name="python3",
+                            record_timing=False, allow_errors=False,
+                            extra_arguments=["--IPKernelApp.log_level=ERROR"],
+                            resources={"metadata": {"path": str(cwd)}})
+    current: list = [None]
+    started = time.monotonic()
+
+    async def cells():
+        client.reset_execution_trackers()
+        async with client.async_setup_kernel(env=kernel_environment(threads)):
+            reply = await client.async_wait_for_reply(await ensure_async(client.kc.kernel_info()))
+            if reply is not None and "language_info" in reply["content"]:
+                notebook.metadata["language_info"] = reply["content"]["language_info"]
+            for index, cell in enumerate(notebook.cells):
+                current[0] = index
+                await client.async_execute_cell(cell, index,
+                                                execution_count=client.code_cells_executed + 1)
+
+    def failed(traceback: str) -> NotebookFailed:
+        index = current[0]
+        cell = notebook.cells[index] if index is not None else None
+        return NotebookFailed(framework, name, index, cell.get("id") if cell else None,
+                              _first_line(cell) if cell else "", clean_text(traceback))
+
+    try:
+        await asyncio.wait_for(cells(), timeout)
+    except CellExecutionError as error:
+        raise failed(str(error)) from None
+    except (asyncio.TimeoutError, CellTimeoutError):
+        raise failed(f"timed out: the notebook ran past {timeout:g} s "
+                     f"(after {time.monotonic() - started:.0f} s; set BOOK_TIMEOUT to change the limit)") from None
+    except DeadKernelError as error:
+        raise failed(f"the kernel died: {error}") from None
+    return notebook

@@ -1,0 +1,119 @@
+"""Merge the two executed notebooks of a section into the one page the book renders.
+
+    python -m tools.merge [book/<rel>.md ...]     (no argument: every section)
+
+``_build/executed/{pytorch,jax}/<rel>.ipynb`` -> ``_build/merged/<rel>.ipynb``, in
+source order: prose once, in its MyST form (the HTML build resolves its references);
+framework-tagged cells with their outputs and tags; an untagged code cell once when
+both frameworks printed the same, else twice, tagged ``pytorch`` then ``jax``.
+The Colab install cell is left out.
+"""
+from __future__ import annotations
+
+import argparse
+import copy
+import sys
+
+import nbformat
+
+from tools.outputs import comparable
+from tools.paths import FRAMEWORKS, Layout, write_atomic
+from tools.sections import SourceCell, find_sections, read_section, section_name
+from tools.split import KERNELSPEC
+
+
+class NotExecuted(Exception):
+    """An executed notebook is missing or older than its source."""
+
+
+def _executed_cell(executed: dict, framework: str, cell: SourceCell, layout: Layout, rel: str):
+    found = executed[framework].get(cell.id)
+    if found is None or found.source != cell.source:
+        raise NotExecuted(
+            f"{layout.executed(framework, rel)} does not match {layout.source(rel)} "
+            f"(cell {cell.index}, id {cell.id}): run `python -m tools.execute {layout.source(rel)}` first"
+        )
+    return found
+
+
+def _code_cell(cell: SourceCell, run, tags: list[str], cell_id: str):
+    metadata = copy.deepcopy({k: v for k, v in cell.metadata.items() if k != "tags"})
+    if tags:
+        metadata["tags"] = tags
+    new = nbformat.v4.new_code_cell(cell.source, metadata=metadata,
+                                    outputs=copy.deepcopy(run.outputs),
+                                    execution_count=run.execution_count)
+    new.id = cell_id
+    return new
+
+
+def merge_cells(section, executed: dict, layout: Layout) -> list:
+    """The merged cells, from the section's source and ``{framework: {id: cell}}``."""
+    cells = []
+    for cell in section.cells:
+        if cell.cell_type != "code":
+            make = nbformat.v4.new_markdown_cell if cell.cell_type == "markdown" else nbformat.v4.new_raw_cell
+            new = make(cell.source, metadata=copy.deepcopy(cell.metadata))
+            new.id = cell.id
+            cells.append(new)
+            continue
+        runs = {fw: _executed_cell(executed, fw, cell, layout, section.rel) for fw in cell.frameworks}
+        if cell.is_twin:
+            (framework, run), = runs.items()
+            cells.append(_code_cell(cell, run, cell.tags, cell.id))
+        elif comparable(runs["pytorch"].outputs) == comparable(runs["jax"].outputs):
+            cells.append(_code_cell(cell, runs["pytorch"], cell.tags, cell.id))
+        else:
+            for framework in FRAMEWORKS:
+                cells.append(_code_cell(cell, runs[framework], [framework] + cell.tags,
+                                        f"{cell.id}-{framework}"))
+    return cells
+
+
+def merge_section(rel: str, layout: Layout) -> nbformat.NotebookNode:
+    section = read_section(layout, rel)
+    notebooks = {}
+    for framework in FRAMEWORKS:
+        path = layout.executed(framework, rel)
+        if not path.is_file():
+            raise NotExecuted(f"{path} is missing: run `python -m tools.execute {layout.source(rel)}` first")
+        notebooks[framework] = nbformat.read(path, as_version=4)
+    executed = {fw: {cell.get("id"): cell for cell in nb.cells} for fw, nb in notebooks.items()}
+    metadata = {
+        "kernelspec": dict(KERNELSPEC),
+        "language_info": notebooks["pytorch"].metadata.get("language_info", {"name": "python"}),
+        "book": {"section": rel},
+    }
+    merged = nbformat.v4.new_notebook(cells=merge_cells(section, executed, layout), metadata=metadata)
+    nbformat.validate(merged)
+    return merged
+
+
+def merge_all(names: list[str], layout: Layout) -> dict:
+    paths = {}
+    for rel in names:
+        paths[rel] = layout.merged(rel)
+        write_atomic(paths[rel], nbformat.writes(merge_section(rel, layout)) + "\n")
+    return paths
+
+
+def main(argv: list[str] | None = None, layout: Layout | None = None) -> int:
+    layout = layout or Layout()
+    parser = argparse.ArgumentParser(prog="python -m tools.merge", description=__doc__.split("\n")[0])
+    parser.add_argument("sections", nargs="*", help="book/<rel>.md files (default: all sections)")
+    args = parser.parse_args(argv)
+    try:
+        names = [section_name(layout, arg) for arg in args.sections] or find_sections(layout)
+    except ValueError as error:
+        parser.error(str(error))
+    try:
+        for rel, path in merge_all(names, layout).items():
+            print(f"merged {rel} -> {path}")
+    except NotExecuted as error:
+        print(f"merge: {error}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,85 @@
+"""Where the build reads sources and writes its products.
+
+Every step takes a :class:`Layout`, so tests can point the whole pipeline at a
+temporary project.
+"""
+from __future__ import annotations
+
+import dataclasses
+import os
+import tempfile
+from pathlib import Path
+
+FRAMEWORKS = ("pytorch", "jax")
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@dataclasses.dataclass(frozen=True)
+class Layout:
+    root: Path = ROOT
+    book: Path | None = None
+    build: Path | None = None
+
+    def __post_init__(self):
+        root = Path(self.root).resolve()
+        object.__setattr__(self, "root", root)
+        object.__setattr__(self, "book", Path(self.book or root / "book").resolve())
+        object.__setattr__(self, "build", Path(self.build or root / "_build").resolve())
+
+    def source(self, rel: str) -> Path:
+        return self.book / f"{rel}.md"
+
+    def notebook(self, framework: str, rel: str) -> Path:
+        return self.build / "notebooks" / check_framework(framework) / f"{rel}.ipynb"
+
+    def executed(self, framework: str, rel: str) -> Path:
+        return self.build / "executed" / check_framework(framework) / f"{rel}.ipynb"
+
+    def merged(self, rel: str) -> Path:
+        return self.build / "merged" / f"{rel}.ipynb"
+
+    @property
+    def records(self) -> Path:
+        return self.build / "exec" / "records.json"
+
+    @property
+    def library(self) -> Path:
+        return self.root / "d2l_mini"
+
+    @property
+    def requirements(self) -> Path:
+        return self.root / "requirements.txt"
+
+    @property
+    def config(self) -> Path:
+        return self.root / "_config.yml"
+
+    @property
+    def toc(self) -> Path:
+        return self.root / "_toc.yml"
+
+
+def check_framework(framework: str) -> str:
+    if framework not in FRAMEWORKS:
+        raise ValueError(f"framework must be one of {FRAMEWORKS}, got {framework!r}")
+    return framework
+
+
+def write_atomic(path: Path, text: str) -> bool:
+    """Write ``text`` to ``path`` through a temporary file; skip if unchanged.
+
+    Returns whether the file was (re)written.
+    """
+    path = Path(path)
+    if path.exists() and path.read_text(encoding="utf-8") == text:
+        return False
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return True
