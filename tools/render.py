@@ -1,0 +1,212 @@
+"""Assemble the book's site from the merged notebooks and build its HTML.
+
+`python -m tools.render` lays out _build/site/ (configuration, plain pages, the merged
+notebook of every section, the Execution report, the split notebooks for download) and
+runs `jupyter-book build --all -W -n --keep-going` on it: any warning fails the build.
+The HTML ends in _build/site/_build/html.
+"""
+
+import argparse
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import yaml
+
+from tools import report
+from tools.paths import FRAMEWORKS, Layout
+from tools.sections import is_section
+
+GENERATED_PAGES = ("report",)
+
+
+class RenderError(RuntimeError):
+    """The site could not be assembled or its HTML did not build cleanly."""
+
+
+def book_pages(book):
+    """{'<rel>': is_section} for every Markdown page under book/ (not _static/, img/)."""
+    pages = {}
+    for path in sorted(Path(book).rglob("*.md")):
+        rel = path.relative_to(book)
+        if any(part.startswith((".", "_")) for part in rel.parts) or rel.parts[0] == "img":
+            continue
+        pages[rel.with_suffix("").as_posix()] = is_section(path)
+    return pages
+
+
+def filter_toc(toc, available, notice=print):
+    """A copy of the parsed _toc.yml without the entries whose page does not exist.
+
+    An entry that goes takes its sections with it; a part left without chapters goes too.
+    """
+    if toc.get("root") not in available:
+        raise RenderError(f"the toc's root page {toc.get('root')!r} does not exist")
+
+    def keep(entries):
+        kept = []
+        for entry in entries:
+            name = entry.get("file")
+            if name is not None and name not in available:
+                below = [e.get("file") for e in entry.get("sections", []) if e.get("file") in available]
+                notice(f"render: leaving {name} out of the toc: book/{name}.md does not exist"
+                       + (f" (nor its sections {', '.join(below)})" if below else ""))
+                continue
+            entry = dict(entry)
+            for key in ("sections", "chapters"):
+                if key in entry:
+                    entry[key] = keep(entry[key])
+                    if not entry[key]:
+                        del entry[key]
+            kept.append(entry)
+        return kept
+
+    toc = dict(toc)
+    if "parts" in toc:
+        parts = []
+        for part in toc["parts"]:
+            part = dict(part)
+            part["chapters"] = keep(part.get("chapters", []))
+            if part["chapters"]:
+                parts.append(part)
+        toc["parts"] = parts
+    for key in ("chapters", "sections"):
+        if key in toc:
+            toc[key] = keep(toc[key])
+    return toc
+
+
+def toc_files(toc):
+    files = [toc["root"]]
+
+    def walk(entries):
+        for entry in entries:
+            if "file" in entry:
+                files.append(entry["file"])
+            for key in ("sections", "chapters"):
+                walk(entry.get(key, []))
+
+    for part in toc.get("parts", []):
+        walk(part.get("chapters", []))
+    for key in ("chapters", "sections"):
+        walk(toc.get(key, []))
+    return files
+
+
+def copy_tree(src, dst):
+    if Path(src).is_dir():
+        shutil.copytree(src, dst, ignore=shutil.ignore_patterns(".*", "__pycache__", "*.ipynb_checkpoints"))
+
+
+def assemble(layout, site, notice=print):
+    """Lay out `site` for jupyter-book; returns the toc files that are sections."""
+    book, build, site = layout.book, layout.build, Path(site)
+    pages = book_pages(book)
+    toc = filter_toc(yaml.safe_load(layout.toc.read_text()),
+                     set(pages) | set(GENERATED_PAGES), notice)
+    built = toc_files(toc)
+    sections = [rel for rel in built if pages.get(rel)]
+
+    missing = [str(build / "merged" / f"{rel}.ipynb") for rel in sections
+               if not (build / "merged" / f"{rel}.ipynb").is_file()]
+    missing += [str(build / "notebooks" / fw / f"{rel}.ipynb") for rel in sections for fw in FRAMEWORKS
+                if not (build / "notebooks" / fw / f"{rel}.ipynb").is_file()]
+    if missing:
+        raise RenderError("missing notebooks (run python -m tools.execute and tools.merge first): "
+                          + ", ".join(missing))
+
+    if site.exists():
+        shutil.rmtree(site)
+    site.mkdir(parents=True)
+    shutil.copy2(layout.config, site / "_config.yml")
+    (site / "_toc.yml").write_text(yaml.safe_dump(toc, sort_keys=False))
+    if (book / "references.bib").is_file():
+        shutil.copy2(book / "references.bib", site / "references.bib")
+    copy_tree(book / "_static", site / "_static")
+    copy_tree(book / "img", site / "img")
+    (site / "_ext").mkdir()
+    shutil.copy2(Path(__file__).with_name("render_ext.py"), site / "_ext" / "render_ext.py")
+
+    for rel, section in pages.items():
+        target = site / (f"{rel}.ipynb" if section else f"{rel}.md")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if not section:
+            shutil.copy2(book / f"{rel}.md", target)
+        elif rel in sections:
+            shutil.copy2(build / "merged" / f"{rel}.ipynb", target)
+
+    downloads = site / "_extra" / "notebooks"
+    downloads.mkdir(parents=True)
+    for rel in sections:
+        for fw in FRAMEWORKS:
+            target = downloads / fw / f"{rel}.ipynb"
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(build / "notebooks" / fw / f"{rel}.ipynb", target)
+
+    records_path = layout.records
+    if not records_path.is_file():
+        notice(f"render: {records_path} does not exist; the Execution report lists no runs")
+    report.write_report(records_path, site / "report.md", sections=sections, linked=sections)
+    return sections
+
+
+def jupyter_book_command():
+    local = Path(sys.executable).with_name("jupyter-book")
+    found = str(local) if local.is_file() else shutil.which("jupyter-book")
+    if found is None:
+        raise RenderError("jupyter-book is not installed: pip install -r requirements.txt")
+    return found
+
+
+def build_html(site, *, quiet=False):
+    """Run jupyter-book on `site`; RenderError unless it built without a warning."""
+    command = [jupyter_book_command(), "build", str(site), "--all", "-W", "-n", "--keep-going"]
+    result = subprocess.run(command, capture_output=quiet, text=True)
+    if result.returncode != 0:
+        details = f"\n{result.stdout}\n{result.stderr}" if quiet else ""
+        raise RenderError(f"jupyter-book build failed (exit {result.returncode}): "
+                          f"{' '.join(command)}{details}")
+    return Path(site) / "_build" / "html"
+
+
+def render(layout=None, *, site=None, html=True, quiet=False, notice=print):
+    """Assemble `site` (default <layout.build>/site) and, if `html`, build it.
+
+    layout: a tools.paths.Layout (book/, _build/, _config.yml, _toc.yml; default the
+    repository's). Returns the HTML folder <site>/_build/html. Raises RenderError when
+    a section's notebooks are missing or jupyter-book reports any warning.
+    """
+    layout = layout or Layout()
+    site = Path(site) if site is not None else layout.build / "site"
+    start = time.perf_counter()
+    sections = assemble(layout, site, notice=notice)
+    notice(f"render: site assembled in {site} ({len(sections)} sections)")
+    if not html:
+        return site / "_build" / "html"
+    out = build_html(site, quiet=quiet)
+    notice(f"render: HTML built in {time.perf_counter() - start:.0f} s: {out / 'index.html'}")
+    return out
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--root", type=Path, default=None,
+                        help="holds _config.yml, _toc.yml (default: this repository)")
+    parser.add_argument("--book", type=Path, default=None, help="default: <root>/book")
+    parser.add_argument("--build", type=Path, default=None,
+                        help="holds merged/, notebooks/ and exec/records.json (default: <root>/_build)")
+    parser.add_argument("--site", type=Path, default=None, help="default: <build>/site")
+    parser.add_argument("--no-html", action="store_true", help="assemble the site only")
+    args = parser.parse_args(argv)
+    try:
+        layout = Layout(**{k: v for k, v in (("root", args.root), ("book", args.book),
+                                              ("build", args.build)) if v is not None})
+        render(layout, site=args.site, html=not args.no_html)
+    except RenderError as error:
+        sys.exit(f"render: {error}")
+
+
+if __name__ == "__main__":
+    main()

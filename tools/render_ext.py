@@ -1,0 +1,132 @@
+"""Sphinx extension for the book's HTML (loaded by _config.yml; tools/render.py copies it).
+
+- Every page built from a notebook gets, under its title, links to its PyTorch and JAX
+  notebooks: a download of the split notebook that tools/render.py copied to
+  ``notebooks/<framework>/<page>.ipynb``, and "Open in Colab" on the branch named by the
+  ``notebooks_branch`` setting of the repository in ``repository.url``. Each framework's
+  links carry the class ``fw-only-<framework>``, so that frameworks.css shows only those
+  of the selected tab. Pages written in Markdown get no links.
+- MathJax 3 is copied from the sphinx-mathjax-offline package into ``_static/mathjax``,
+  which ``mathjax_path`` points at, so that the book reads without a network.
+"""
+
+import html
+import re
+from importlib import metadata
+from pathlib import Path
+
+from docutils import nodes
+from sphinx.errors import ExtensionError
+from sphinx.util import logging
+from sphinx.util.fileutil import copy_asset
+from sphinx.util.osutil import relative_uri
+
+logger = logging.getLogger(__name__)
+
+FRAMEWORKS = (("pytorch", "PyTorch"), ("jax", "JAX"))
+NOTEBOOKS_DIR = "notebooks"
+COLAB_URL = "https://colab.research.google.com/github/{repo}/blob/{branch}/{framework}/{page}.ipynb"
+MATHJAX_DIST = "sphinx-mathjax-offline"
+MATHJAX_ENTRY = "tex-chtml.js"
+
+
+def github_repo(url):
+    """'owner/name' of a GitHub repository URL."""
+    match = re.fullmatch(r"https://github\.com/([\w.-]+)/([\w.-]+?)(?:\.git)?/?", url or "")
+    if match is None:
+        raise ExtensionError(
+            f"repository.url in _config.yml must be https://github.com/<owner>/<name> "
+            f"for the Colab links, got {url!r}"
+        )
+    return f"{match[1]}/{match[2]}"
+
+
+def notebook_links_html(app, docname):
+    repo = github_repo(app.config.html_theme_options.get("repository_url"))
+    page_uri = app.builder.get_target_uri(docname)
+    parts = []
+    for framework, label in FRAMEWORKS:
+        download = relative_uri(page_uri, f"{NOTEBOOKS_DIR}/{framework}/{docname}.ipynb")
+        colab = COLAB_URL.format(
+            repo=repo, branch=app.config.notebooks_branch, framework=framework, page=docname
+        )
+        name = f"{Path(docname).name}.ipynb"
+        parts.append(
+            f'<span class="fw-notebook fw-only-{framework}" data-framework="{framework}">'
+            f'<span class="fw-notebook-label">{label} notebook:</span> '
+            f'<a class="fw-download" href="{html.escape(download)}" download="{html.escape(name)}">'
+            f"download</a> · "
+            f'<a class="fw-colab" href="{html.escape(colab)}" target="_blank" rel="noopener">'
+            f"open in Colab</a></span>"
+        )
+    return '<div class="fw-notebooks">' + "".join(parts) + "</div>\n"
+
+
+def split_notebooks_present(app, docname):
+    extra_dirs = [Path(app.srcdir, path) for path in app.config.html_extra_path]
+    missing = []
+    for framework, _ in FRAMEWORKS:
+        relpath = Path(NOTEBOOKS_DIR, framework, f"{docname}.ipynb")
+        if not any((extra / relpath).is_file() for extra in extra_dirs):
+            missing.append(relpath.as_posix())
+    return missing
+
+
+def add_notebook_links(app, doctree, docname):
+    if app.builder.format != "html":
+        return
+    if Path(app.env.doc2path(docname)).suffix != ".ipynb":
+        return
+    missing = split_notebooks_present(app, docname)
+    if missing:
+        logger.warning(
+            "no split notebook to offer for %s: %s is not in html_extra_path",
+            docname, ", ".join(missing), location=docname,
+        )
+        return
+    section = next(iter(doctree.findall(nodes.section)), None)
+    raw = nodes.raw("", notebook_links_html(app, docname), format="html")
+    if section is not None and section.children and isinstance(section[0], nodes.title):
+        section.insert(1, raw)
+    else:
+        doctree.insert(0, raw)
+
+
+def mathjax_source():
+    try:
+        dist = metadata.distribution(MATHJAX_DIST)
+    except metadata.PackageNotFoundError:
+        raise ExtensionError(
+            f"the book serves MathJax from the {MATHJAX_DIST} package: "
+            "pip install -r requirements.txt"
+        ) from None
+    source = Path(dist.locate_file(f"{MATHJAX_DIST}/static/mathjax"))
+    if not (source / MATHJAX_ENTRY).is_file():
+        raise ExtensionError(f"{MATHJAX_DIST} is installed but {source / MATHJAX_ENTRY} is missing")
+    return source
+
+
+def mathjax_unused(relpath):
+    """The other combined builds and the SVG output, which tex-chtml.js never loads."""
+    if "/" not in relpath:
+        return relpath.endswith(".js") and relpath != MATHJAX_ENTRY
+    return relpath == "output/svg.js" or relpath.startswith("output/svg/")
+
+
+def copy_mathjax(app, exc):
+    if exc is None and app.builder.format == "html":
+        target = Path(app.outdir, "_static", "mathjax")
+        copy_asset(str(mathjax_source()), str(target), excluded=mathjax_unused)
+
+
+def check_mathjax(app, config):
+    if Path(config.mathjax_path).name == MATHJAX_ENTRY and "://" not in config.mathjax_path:
+        mathjax_source()
+
+
+def setup(app):
+    app.add_config_value("notebooks_branch", "notebooks", "html", types=[str])
+    app.connect("config-inited", check_mathjax)
+    app.connect("doctree-resolved", add_notebook_links)
+    app.connect("build-finished", copy_mathjax)
+    return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True}
