@@ -1,0 +1,320 @@
+"""MultiHeadAttention and masked_softmax of d2l_mini, in both frameworks.
+
+Each test runs against an adapter per framework, so that the same assertions
+hold for ``d2l_mini.torch`` and ``d2l_mini.jax``.
+"""
+import numpy as np
+import pytest
+
+
+class TorchSide:
+    name = 'torch'
+
+    def __init__(self):
+        import torch
+        from d2l_mini import torch as d2l
+        self.torch, self.d2l = torch, d2l
+
+    def make(self, num_hiddens, num_heads, dropout=0.0, bias=False, seed=0):
+        self.torch.manual_seed(seed)
+        return self.d2l.MultiHeadAttention(num_hiddens, num_heads, dropout,
+                                           bias=bias)
+
+    def call(self, mha, q, k, v, valid_lens=None):
+        t = self.torch
+        if valid_lens is not None and isinstance(valid_lens, np.ndarray):
+            valid_lens = t.from_numpy(valid_lens)
+        with t.no_grad():
+            out = mha(t.from_numpy(q), t.from_numpy(k), t.from_numpy(v),
+                      valid_lens)
+        return out.numpy(), mha.attention_weights.numpy()
+
+    def softmax(self, scores, mask):
+        t = self.torch
+        return self.d2l.masked_softmax(t.from_numpy(scores),
+                                       t.from_numpy(mask)).numpy()
+
+    def eval(self, mha):
+        mha.eval()
+
+    def bias_o(self, mha):
+        return mha.W_o.bias.detach().numpy()
+
+
+class JaxSide:
+    name = 'jax'
+
+    def __init__(self):
+        import jax
+        from flax import nnx
+        from d2l_mini import jax as d2l
+        self.jax, self.nnx, self.d2l = jax, nnx, d2l
+
+    def make(self, num_hiddens, num_heads, dropout=0.0, bias=False, seed=0):
+        return self.d2l.MultiHeadAttention(num_hiddens, num_heads, dropout,
+                                           bias=bias,
+                                           rngs=self.nnx.Rngs(seed))
+
+    def call(self, mha, q, k, v, valid_lens=None):
+        out, weights = mha(q, k, v, valid_lens)
+        return np.asarray(out), np.asarray(weights)
+
+    def softmax(self, scores, mask):
+        return np.asarray(self.d2l.masked_softmax(scores, mask))
+
+    def eval(self, mha):
+        mha.eval()
+
+    def bias_o(self, mha):
+        return np.asarray(mha.W_o.bias[...])
+
+
+@pytest.fixture(scope='module', params=['torch', 'jax'])
+def fw(request):
+    if request.param == 'torch':
+        pytest.importorskip('torch')
+        return TorchSide()
+    pytest.importorskip('flax')
+    return JaxSide()
+
+
+def inputs(B=2, Tq=5, Tk=7, d=8, seed=0):
+    rng = np.random.default_rng(seed)
+    q = rng.standard_normal((B, Tq, d), dtype=np.float32)
+    k = rng.standard_normal((B, Tk, d), dtype=np.float32)
+    v = rng.standard_normal((B, Tk, d), dtype=np.float32)
+    return q, k, v
+
+
+def test_shapes_and_rows_sum_to_one(fw):
+    mha = fw.make(8, 2)
+    q, k, v = inputs(B=3, Tq=5, Tk=7)
+    out, weights = fw.call(mha, q, k, v)
+    assert out.shape == (3, 5, 8)
+    assert weights.shape == (3, 2, 5, 7)
+    np.testing.assert_allclose(weights.sum(-1), 1, atol=1e-6)
+    assert (weights > 0).all()
+
+
+def test_transpose_qkv_and_output_are_inverse(fw):
+    mha = fw.make(12, 3)
+    x = np.arange(2 * 4 * 12, dtype=np.float32).reshape(2, 4, 12)
+    if fw.name == 'torch':
+        x = fw.torch.from_numpy(x)
+    heads = mha.transpose_qkv(x)
+    assert tuple(heads.shape) == (2, 3, 4, 4)
+    # head h of position t holds features h*4 .. h*4+3 of that position
+    np.testing.assert_array_equal(np.asarray(heads)[1, 2, 3],
+                                  np.asarray(x)[1, 3, 8:12])
+    np.testing.assert_array_equal(np.asarray(mha.transpose_output(heads)),
+                                  np.asarray(x))
+
+
+def test_per_sequence_lengths_hide_exactly_the_keys_past_the_length(fw):
+    mha = fw.make(8, 2)
+    q, k, v = inputs(B=2, Tq=4, Tk=6)
+    lens = np.array([2, 5])
+    out, weights = fw.call(mha, q, k, v, lens)
+    for b, n in enumerate(lens):
+        assert (weights[b, :, :, n:] == 0).all()
+        assert (weights[b, :, :, :n] > 0).all()
+    np.testing.assert_allclose(weights.sum(-1), 1, atol=1e-6)
+    # what lies behind the length cannot influence the output
+    k2, v2 = k.copy(), v.copy()
+    k2[0, 2:] += 100.0
+    v2[0, 2:] -= 50.0
+    out2, _ = fw.call(mha, q, k2, v2, lens)
+    np.testing.assert_allclose(out2[0], out[0], atol=1e-5)
+    assert not np.allclose(fw.call(mha, q, k2, v2, None)[0][0], out[0],
+                           atol=1e-3)
+
+
+def test_per_query_causal_lengths(fw):
+    mha = fw.make(8, 4)
+    T = 6
+    q, k, v = inputs(B=2, Tq=T, Tk=T)
+    causal = np.tile(np.arange(1, T + 1), (2, 1))
+    out, weights = fw.call(mha, q, k, v, causal)
+    upper = np.triu(np.ones((T, T), dtype=bool), k=1)
+    assert (weights[:, :, upper] == 0).all()
+    assert (weights[:, :, ~upper] > 0).all()
+    np.testing.assert_allclose(weights[:, :, 0, 0], 1, atol=1e-6)
+    # changing the last token changes only the last query's output
+    k2, v2 = k.copy(), v.copy()
+    k2[:, -1] += 3.0
+    v2[:, -1] += 3.0
+    out2, _ = fw.call(mha, q, k2, v2, causal)
+    np.testing.assert_allclose(out2[:, :-1], out[:, :-1], atol=1e-5)
+    assert not np.allclose(out2[:, -1], out[:, -1], atol=1e-3)
+
+
+@pytest.mark.parametrize('bias', [False, True])
+def test_fully_masked_query_gives_zero_weights_and_zero_attention(fw, bias):
+    mha = fw.make(8, 2, bias=bias)
+    q, k, v = inputs(B=2, Tq=3, Tk=4)
+    lens = np.array([[0, 2, 4], [1, 0, 3]])
+    out, weights = fw.call(mha, q, k, v, lens)
+    assert np.isfinite(out).all() and np.isfinite(weights).all()
+    assert (weights[0, :, 0] == 0).all() and (weights[1, :, 1] == 0).all()
+    np.testing.assert_allclose(weights[0, :, 1].sum(-1), 1, atol=1e-6)
+    # the attention output of a blind query is zero, so W_o adds only its bias
+    expected = fw.bias_o(mha) if bias else np.zeros(8, np.float32)
+    np.testing.assert_allclose(out[0, 0], expected, atol=1e-7)
+    np.testing.assert_allclose(out[1, 1], expected, atol=1e-7)
+    # a sequence with length 0 everywhere: all zeros, not uniform, not NaN
+    out, weights = fw.call(mha, q, k, v, np.array([0, 4]))
+    assert (weights[0] == 0).all()
+    np.testing.assert_allclose(out[0], np.broadcast_to(expected, (3, 8)),
+                               atol=1e-7)
+
+
+def test_masked_scores_use_the_most_negative_value(fw):
+    # visible scores far below -1e9 must still win over hidden ones: a mask
+    # value like -1e6 would hand all the weight to the hidden entries
+    scores = np.array([[[[-1e30, -2e30, 5.0, 7.0]]]], dtype=np.float32)
+    mask = np.array([[[[True, True, False, False]]]])
+    weights = fw.softmax(scores, mask)
+    np.testing.assert_allclose(weights[..., 2:], 0)
+    np.testing.assert_allclose(weights[..., 0], 1, atol=1e-6)
+    blind = fw.softmax(scores, np.zeros_like(mask))
+    assert (blind == 0).all()
+
+
+def test_dropout_on_weights_only_in_training(fw):
+    mha = fw.make(16, 4, dropout=0.5)
+    q, k, v = inputs(B=2, Tq=5, Tk=5, d=16)
+    first, w1 = fw.call(mha, q, k, v)
+    second, _ = fw.call(mha, q, k, v)
+    assert not np.allclose(first, second)      # fresh masks each call
+    fw.eval(mha)
+    a, wa = fw.call(mha, q, k, v)
+    b, _ = fw.call(mha, q, k, v)
+    np.testing.assert_array_equal(a, b)
+    reference = fw.make(16, 4, dropout=0.0)
+    if fw.name == 'torch':
+        reference.load_state_dict(mha.state_dict())
+    else:
+        fw.nnx.update(reference, fw.nnx.state(mha, fw.nnx.Param))
+    expected, we = fw.call(reference, q, k, v)
+    np.testing.assert_allclose(a, expected, atol=1e-6)
+    # the reported weights are the softmax, before dropout
+    np.testing.assert_allclose(w1, we, atol=1e-6)
+    np.testing.assert_allclose(wa, we, atol=1e-6)
+
+
+@pytest.mark.parametrize('num_hiddens,num_heads', [(10, 3), (8, 0), (0, 2)])
+def test_heads_must_divide_hiddens(fw, num_hiddens, num_heads):
+    with pytest.raises(ValueError, match='num_h'):
+        fw.make(num_hiddens, num_heads)
+    with pytest.raises(ValueError) as info:
+        fw.make(10, 3)
+    assert 'num_hiddens' in str(info.value) and 'num_heads' in str(info.value)
+
+
+@pytest.mark.parametrize('dropout', [-0.1, 1.0, 1.5])
+def test_dropout_out_of_range(fw, dropout):
+    with pytest.raises(ValueError, match=r'dropout.*\[0, 1\)'):
+        fw.make(8, 2, dropout=dropout)
+
+
+@pytest.mark.parametrize('lens', [np.array([1, 2, 3]), np.ones((2, 4), int),
+                                  np.ones((2, 3, 1), int), np.array(3)])
+def test_valid_lens_with_a_wrong_shape(fw, lens):
+    mha = fw.make(8, 2)
+    q, k, v = inputs(B=2, Tq=3, Tk=4)
+    with pytest.raises(ValueError, match=r'valid_lens.*\(batch_size,\)'):
+        fw.call(mha, q, k, v, lens)
+
+
+def test_valid_lens_must_be_integers(fw):
+    mha = fw.make(8, 2)
+    q, k, v = inputs(B=2, Tq=3, Tk=4)
+    with pytest.raises(TypeError, match='valid_lens'):
+        fw.call(mha, q, k, v, np.array([1.0, 2.0], np.float32))
+
+
+def test_projections_are_eager_square_layers(fw):
+    mha = fw.make(12, 3, bias=True)
+    for name in ('W_q', 'W_k', 'W_v', 'W_o'):
+        layer = getattr(mha, name)
+        if fw.name == 'torch':
+            assert tuple(layer.weight.shape) == (12, 12)
+            assert layer.bias is not None
+        else:
+            assert layer.kernel.shape == (12, 12)
+            assert layer.bias is not None
+    without = fw.make(12, 3, bias=False)
+    if fw.name == 'torch':
+        assert without.W_q.bias is None
+        assert 'num_heads=3' in repr(without)
+    else:
+        assert without.W_q.bias is None
+
+
+def test_subclass_can_normalise_queries_and_keys(fw):
+    """The exercise's QK-norm hook: override dot_product_attention only."""
+    if fw.name == 'torch':
+        torch = fw.torch
+
+        class UnitQK(fw.d2l.MultiHeadAttention):
+            def dot_product_attention(self, Q, K, V, mask=None):
+                Q = Q / Q.norm(dim=-1, keepdim=True)
+                K = K / K.norm(dim=-1, keepdim=True)
+                return super().dot_product_attention(Q, K, V, mask)
+
+        torch.manual_seed(0)
+        mha = UnitQK(8, 2)
+    else:
+        import jax.numpy as jnp
+
+        class UnitQK(fw.d2l.MultiHeadAttention):
+            def dot_product_attention(self, Q, K, V, mask=None):
+                Q = Q / jnp.linalg.norm(Q, axis=-1, keepdims=True)
+                K = K / jnp.linalg.norm(K, axis=-1, keepdims=True)
+                return super().dot_product_attention(Q, K, V, mask)
+
+        mha = UnitQK(8, 2, rngs=fw.nnx.Rngs(0))
+    q, k, v = inputs(B=1, Tq=4, Tk=4)
+    _, weights = fw.call(mha, 100 * q, 100 * k, v)
+    # unit queries and keys bound every logit by sqrt(head_dim) = 2, so no
+    # weight can exceed e^4 / (e^4 + 3 e^-4) even for inputs scaled by 100
+    bound = np.exp(4) / (np.exp(4) + 3 * np.exp(-4))
+    assert weights.max() <= bound + 1e-6
+    _, plain = fw.call(fw.make(8, 2), 100 * q, 100 * k, v)
+    assert plain.max() > bound
+
+
+def test_jax_attention_compiles_with_masks():
+    pytest.importorskip('flax')
+    import jax.numpy as jnp
+    from flax import nnx
+    from d2l_mini import jax as d2l
+    mha = d2l.MultiHeadAttention(8, 2, rngs=nnx.Rngs(0))
+    X = jnp.ones((2, 5, 8))
+    causal = jnp.tile(jnp.arange(1, 6), (2, 1))
+    eager = mha(X, X, X, causal)
+    compiled = nnx.jit(lambda m, x, lens: m(x, x, x, lens))(mha, X, causal)
+    np.testing.assert_allclose(compiled[0], eager[0], atol=1e-6)
+    np.testing.assert_allclose(compiled[1], eager[1], atol=1e-6)
+
+
+def test_torch_gradients_stay_finite_through_a_blind_query():
+    torch = pytest.importorskip('torch')
+    from d2l_mini import torch as d2l
+    torch.manual_seed(0)
+    mha = d2l.MultiHeadAttention(8, 2)
+    X = torch.randn(2, 3, 8, requires_grad=True)
+    out = mha(X, X, X, torch.tensor([[0, 1, 2], [1, 2, 3]]))
+    out.sum().backward()
+    assert torch.isfinite(X.grad).all()
+    assert all(torch.isfinite(p.grad).all() for p in mha.parameters())
+
+
+def test_torch_bfloat16_masking_uses_its_own_finfo():
+    torch = pytest.importorskip('torch')
+    from d2l_mini import torch as d2l
+    scores = torch.tensor([[1.0, 2.0, -3e38]], dtype=torch.bfloat16)
+    mask = torch.tensor([[False, True, True]])
+    weights = d2l.masked_softmax(scores, mask)
+    assert weights.dtype == torch.bfloat16
+    assert weights[0, 0] == 0 and torch.isfinite(weights).all()

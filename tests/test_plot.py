@@ -1,0 +1,126 @@
+"""plot, check_shape, try_gpu and the JAX key helpers."""
+import matplotlib
+
+matplotlib.use('Agg')
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+from matplotlib import pyplot as plt  # noqa: E402
+
+from d2l_mini import plotting  # noqa: E402
+
+
+@pytest.fixture
+def axes():
+    figure = plt.figure()
+    yield figure.gca()
+    plt.close(figure)
+
+
+def lines(axes):
+    return [(line.get_xdata(), line.get_ydata()) for line in axes.lines]
+
+
+def test_two_series_against_one_x(axes):
+    x = np.arange(1, 5)
+    plotting.plot(x, [[1, 2, 3, 4], np.array([4.0, 3, 2, 1])], 'step', 'loss',
+                  legend=['up', 'down'], yscale='log', xlim=(1, 4), axes=axes)
+    drawn = lines(axes)
+    assert len(drawn) == 2
+    np.testing.assert_array_equal(drawn[0][0], x)
+    np.testing.assert_array_equal(drawn[1][0], x)
+    np.testing.assert_array_equal(drawn[1][1], [4, 3, 2, 1])
+    assert axes.get_xlabel() == 'step' and axes.get_ylabel() == 'loss'
+    assert axes.get_yscale() == 'log' and axes.get_xlim() == (1, 4)
+    assert [t.get_text() for t in axes.get_legend().get_texts()] == \
+        ['up', 'down']
+    assert axes.lines[1].get_linestyle() == '--'  # second default format
+
+
+def test_y_only_is_drawn_against_indices(axes):
+    plotting.plot([3.0, 1.0, 2.0], axes=axes)
+    (x, y), = lines(axes)
+    np.testing.assert_array_equal(x, [0, 1, 2])
+    np.testing.assert_array_equal(y, [3, 1, 2])
+
+
+def test_rows_of_a_2d_array_are_series(axes):
+    plotting.plot(np.arange(3), np.array([[0, 1, 2], [2, 1, 0]]), axes=axes)
+    assert len(axes.lines) == 2
+
+
+def test_torch_tensors_with_gradients(axes):
+    torch = pytest.importorskip('torch')
+    x = torch.linspace(0, 1, 5)
+    y = (x * torch.ones(5, requires_grad=True)) ** 2
+    plotting.plot(x, y, axes=axes)
+    (_, drawn), = lines(axes)
+    np.testing.assert_allclose(drawn, np.linspace(0, 1, 5) ** 2, rtol=1e-6)
+
+
+def test_jax_arrays_and_python_floats(axes):
+    jnp = pytest.importorskip('jax.numpy')
+    plotting.plot(jnp.arange(1, 4), [[0.5, 0.25, 0.125], jnp.ones(3)],
+                  axes=axes)
+    assert len(axes.lines) == 2
+    np.testing.assert_array_equal(lines(axes)[1][1], [1, 1, 1])
+
+
+def test_new_figure_has_the_requested_size():
+    plotting.plot([1, 2], [3, 4], figsize=(4.0, 2.0))
+    figure = plt.gcf()
+    assert tuple(figure.get_size_inches()) == (4.0, 2.0)
+    plt.close(figure)
+
+
+def test_mismatched_lengths_are_rejected(axes):
+    with pytest.raises(ValueError, match='same length'):
+        plotting.plot([1, 2, 3], [1, 2], axes=axes)
+    with pytest.raises(ValueError, match='series'):
+        plotting.plot([[1, 2], [3, 4]], [[1, 2], [3, 4], [5, 6]], axes=axes)
+
+
+def test_check_shape_reports_both_shapes():
+    plotting.check_shape(np.zeros((2, 3)), (2, 3))
+    with pytest.raises(ValueError) as info:
+        plotting.check_shape(np.zeros((2, 3)), (3, 2))
+    assert '(3, 2)' in str(info.value) and '(2, 3)' in str(info.value)
+
+
+def test_framework_modules_reexport_the_helpers():
+    for name in ('torch', 'jax'):
+        module = pytest.importorskip(f'd2l_mini.{name}')
+        assert module.plot is plotting.plot
+        assert module.check_shape is plotting.check_shape
+        assert module.d2l is module
+
+
+def test_torch_check_shape_and_try_gpu():
+    torch = pytest.importorskip('torch')
+    from d2l_mini import torch as d2l
+    d2l.check_shape(torch.ones(2, 5), torch.Size([2, 5]))
+    with pytest.raises(ValueError, match=r'\(2, 4\).*\(2, 5\)'):
+        d2l.check_shape(torch.ones(2, 5), (2, 4))
+    device = d2l.try_gpu()
+    expected = 'cuda' if torch.cuda.is_available() else 'cpu'
+    assert device.type == expected
+    assert d2l.try_gpu(torch.cuda.device_count()).type == 'cpu'
+
+
+def test_jax_try_gpu_and_keys():
+    pytest.importorskip('flax')
+    import jax
+    from d2l_mini import jax as d2l
+    device = d2l.try_gpu()
+    assert device in jax.devices()
+    assert d2l.try_gpu(99).platform == 'cpu'
+    d2l.set_seed(7)
+    first = [jax.random.key_data(d2l.get_key()) for _ in range(3)]
+    d2l.set_seed(7)
+    again = [jax.random.key_data(d2l.get_key()) for _ in range(3)]
+    d2l.set_seed(8)
+    other = jax.random.key_data(d2l.get_key())
+    for a, b in zip(first, again):
+        np.testing.assert_array_equal(a, b)       # reproducible from the seed
+    assert len({tuple(np.asarray(k).tolist()) for k in first}) == 3  # fresh
+    assert not np.array_equal(first[0], other)
+    d2l.set_seed(0)

@@ -1,0 +1,168 @@
+"""train_lm in both frameworks: it learns, it computes the loss it claims to,
+it cycles epochs, and the JAX step is compiled once per model."""
+import numpy as np
+import pytest
+
+from d2l_mini import data
+
+pytestmark = pytest.mark.skipif(
+    not (data.data_dir() / 'timemachine.txt').exists(),
+    reason='corpus not cached (set D2L_MINI_DATA)')
+
+BATCH, STEPS = 16, 24
+
+
+# ------------------------------------------------------------------ PyTorch
+
+@pytest.fixture(scope='module')
+def pt():
+    torch = pytest.importorskip('torch')
+    from torch import nn
+    from d2l_mini import torch as d2l
+
+    class TinyLM(nn.Module):
+        def __init__(self, vocab_size, num_hiddens=32):
+            super().__init__()
+            self.emb = nn.Embedding(vocab_size, num_hiddens)
+            self.attention = d2l.MultiHeadAttention(num_hiddens, 2)
+            self.out = nn.Linear(num_hiddens, vocab_size)
+
+        def forward(self, X):
+            B, T = X.shape
+            H = self.emb(X)
+            causal = torch.arange(1, T + 1).repeat(B, 1)
+            return self.out(H + self.attention(H, H, H, causal))
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)  # tiny matrices: threads only add contention
+    yield torch, d2l, TinyLM
+    torch.set_num_threads(threads)
+
+
+def test_torch_train_lm_lowers_the_loss(pt):
+    torch, d2l, TinyLM = pt
+    tm = d2l.TimeMachine(BATCH, STEPS, num_train=2000, num_val=10)
+    torch.manual_seed(0)
+    model = TinyLM(len(tm.vocab))
+    model.eval()
+    optimizer = torch.optim.Adam(model.parameters(), lr=1e-2)
+    losses = d2l.train_lm(model, tm, optimizer, 40)
+    assert len(losses) == 40 and all(type(x) is float for x in losses)
+    assert model.training  # train_lm switches to training mode
+    assert losses[0] > 3.0                     # about log 28 at the start
+    assert np.mean(losses[-5:]) < losses[0] - 0.8
+
+
+def test_torch_first_loss_is_next_token_cross_entropy(pt):
+    torch, d2l, TinyLM = pt
+    tm = d2l.TimeMachine(BATCH, STEPS, num_train=200, num_val=10, seed=3)
+    X, Y = next(iter(d2l.TimeMachine(BATCH, STEPS, num_train=200, num_val=10,
+                                     seed=3).train_dataloader()))
+    torch.manual_seed(0)
+    model = TinyLM(len(tm.vocab))
+    with torch.no_grad():
+        logits = model(X)
+        expected = torch.nn.functional.cross_entropy(
+            logits.reshape(-1, logits.shape[-1]), Y.reshape(-1)).item()
+        # the same logits scored against the inputs instead: not the same
+        wrong = torch.nn.functional.cross_entropy(
+            logits.reshape(-1, logits.shape[-1]), X.reshape(-1)).item()
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    losses = d2l.train_lm(model, tm, optimizer, 1)
+    assert losses[0] == pytest.approx(expected, rel=1e-5)
+    assert abs(losses[0] - wrong) > 1e-3
+
+
+def test_torch_train_lm_cycles_epochs_and_validates(pt):
+    torch, d2l, TinyLM = pt
+    tm = d2l.TimeMachine(4, 5, num_train=9, num_val=1)  # 2 batches per epoch
+    model = TinyLM(len(tm.vocab))
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    assert len(d2l.train_lm(model, tm, optimizer, 7)) == 7
+    for bad in (0, -1, 2.5):
+        with pytest.raises(ValueError, match='num_steps'):
+            d2l.train_lm(model, tm, optimizer, bad)
+
+
+# ------------------------------------------------------------------ JAX
+
+@pytest.fixture(scope='module')
+def jx():
+    pytest.importorskip('flax')
+    import jax.numpy as jnp
+    import optax
+    from flax import nnx
+    from d2l_mini import jax as d2l
+
+    class TinyLM(nnx.Module):
+        def __init__(self, vocab_size, num_hiddens=32, rngs=None):
+            self.emb = nnx.Embed(vocab_size, num_hiddens, rngs=rngs)
+            self.attention = d2l.MultiHeadAttention(num_hiddens, 2, rngs=rngs)
+            self.out = nnx.Linear(num_hiddens, vocab_size, rngs=rngs)
+
+        def __call__(self, X):
+            B, T = X.shape
+            H = self.emb(X)
+            causal = jnp.tile(jnp.arange(1, T + 1), (B, 1))
+            return self.out(H + self.attention(H, H, H, causal)[0])
+
+    return jnp, optax, nnx, d2l, TinyLM
+
+
+@pytest.fixture(scope='module')
+def jax_run(jx):
+    """One model trained for 30 + 10 steps; the step is compiled once for the
+    whole module (same model, optimizer and batch shape)."""
+    jnp, optax, nnx, d2l, TinyLM = jx
+    tm = d2l.TimeMachine(BATCH, STEPS, num_train=2000, num_val=10, seed=3)
+    X, Y = next(iter(d2l.TimeMachine(BATCH, STEPS, num_train=2000, num_val=10,
+                                     seed=3).train_dataloader()))
+    model = TinyLM(len(tm.vocab), rngs=nnx.Rngs(0))
+    logits = model(X)
+    expected = float(optax.softmax_cross_entropy_with_integer_labels(
+        logits, Y).mean())
+    wrong = float(optax.softmax_cross_entropy_with_integer_labels(
+        logits, X).mean())
+    optimizer = nnx.Optimizer(model, optax.adam(1e-2), wrt=nnx.Param)
+    before = np.asarray(model.out.kernel[...]).copy()
+    losses = d2l.train_lm(model, tm, optimizer, 30)
+    compiled = d2l._train_step._cache_size()
+    losses += d2l.train_lm(model, tm, optimizer, 10)
+    return dict(model=model, optimizer=optimizer, losses=losses,
+                expected=expected, wrong=wrong, before=before,
+                recompiled=d2l._train_step._cache_size() != compiled)
+
+
+def test_jax_train_lm_lowers_the_loss_and_compiles_once(jax_run):
+    losses = jax_run['losses']
+    assert not jax_run['recompiled']
+    assert len(losses) == 40 and all(type(x) is float for x in losses)
+    assert losses[0] > 3.0
+    assert np.mean(losses[-5:]) < losses[0] - 0.8
+    # the trained parameters and the optimizer state are back on the objects
+    model, optimizer = jax_run['model'], jax_run['optimizer']
+    assert not np.allclose(np.asarray(model.out.kernel[...]),
+                           jax_run['before'])
+    assert int(optimizer.step[...]) == 40
+
+
+def test_jax_first_loss_is_next_token_cross_entropy(jax_run):
+    first = jax_run['losses'][0]
+    assert first == pytest.approx(jax_run['expected'], rel=1e-5)
+    assert abs(first - jax_run['wrong']) > 1e-3
+
+
+def test_jax_train_lm_cycles_epochs_and_validates(jx, jax_run):
+    jnp, optax, nnx, d2l, TinyLM = jx
+    # 2 batches per epoch, same batch shape: the compiled step is reused
+    tm = d2l.TimeMachine(BATCH, STEPS, num_train=2 * BATCH + 1, num_val=1)
+    model, optimizer = jax_run['model'], jax_run['optimizer']
+    step = int(optimizer.step[...])
+    assert len(d2l.train_lm(model, tm, optimizer, 7)) == 7
+    assert int(optimizer.step[...]) == step + 7
+    for bad in (0, -1, 2.5):
+        with pytest.raises(ValueError, match='num_steps'):
+            d2l.train_lm(model, tm, optimizer, bad)
+    # the model is usable after training (its arrays were not left donated)
+    X, _ = next(iter(tm.val_dataloader()))
+    assert np.isfinite(np.asarray(model(X))).all()
