@@ -1,0 +1,81 @@
+"""A screenshot of a rendered section page, for the README.
+
+    python -m tools.screenshot [--page how-to-use] [--out docs/screenshot.png]
+
+Serves the built HTML (_build/site/_build/html) on 127.0.0.1, opens the page in
+headless Chromium (/usr/bin/chromium, through Playwright) 1200 pixels wide, with the
+first tab group scrolled into view, and saves the viewport as a PNG.
+"""
+
+import argparse
+import functools
+import http.server
+import threading
+from pathlib import Path
+
+from tools.paths import Layout
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync", "--no-first-run"]
+
+
+class QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args):
+        pass
+
+
+def screenshot(html, page, out, *, browser=None, width=1200, height=900, chromium=CHROMIUM):
+    """Save a screenshot of <html>/<page>.html to `out`; returns its path.
+
+    browser: a Playwright browser to use; by default Chromium is started and closed here.
+    """
+    from playwright.sync_api import sync_playwright
+
+    html, out = Path(html), Path(out)
+    if not (html / f"{page}.html").is_file():
+        raise ValueError(f"page {page!r}: no {html / page}.html; build the book first (make book)")
+    handler = functools.partial(QuietHandler, directory=str(html))
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{httpd.server_port}/{page}.html"
+    try:
+        if browser is not None:
+            shoot(browser, url, out, width, height)
+        else:
+            with sync_playwright() as playwright:
+                own = playwright.chromium.launch(executable_path=chromium, headless=True, args=CHROMIUM_ARGS)
+                shoot(own, url, out, width, height)
+                own.close()
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+    return out
+
+
+def shoot(browser, url, out, width, height):
+    context = browser.new_context(viewport={"width": width, "height": height})
+    view = context.new_page()
+    view.goto(url)
+    view.wait_for_load_state("load")
+    view.evaluate("""() => {
+        const group = document.querySelector('.fw-group');
+        if (group) window.scrollTo(0, group.getBoundingClientRect().top + window.scrollY - 220);
+    }""")
+    view.wait_for_timeout(300)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    view.screenshot(path=str(out))
+    context.close()
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--html", type=Path, default=Layout().build / "site" / "_build" / "html")
+    parser.add_argument("--page", default="how-to-use", help="a page path without .html")
+    parser.add_argument("--out", type=Path, default=Layout().root / "docs" / "screenshot.png")
+    args = parser.parse_args(argv)
+    print(f"wrote {screenshot(args.html, args.page, args.out)}")
+
+
+if __name__ == "__main__":
+    main()
