@@ -8,7 +8,8 @@ the HTML is.
 from __future__ import annotations
 
 import argparse
-import subprocess
+import hashlib
+import json
 import sys
 import time
 from pathlib import Path
@@ -16,17 +17,13 @@ from pathlib import Path
 from tools import save
 from tools.execute import ExecutionFailed, execute
 from tools.merge import NotExecuted, merge_all
-from tools.paths import FRAMEWORKS, Layout
+from tools.paths import FRAMEWORKS, Layout, write_atomic
 from tools.sections import find_sections
 from tools.split import split_all
 
 
 class BuildFailed(Exception):
     pass
-
-
-def html_index(layout: Layout) -> Path:
-    return layout.build / "site" / "_build" / "html" / "index.html"
 
 
 def prune(layout: Layout, names: list[str]) -> list[Path]:
@@ -43,12 +40,42 @@ def prune(layout: Layout, names: list[str]) -> list[Path]:
     return removed
 
 
-def render(layout: Layout, log) -> None:
-    if not (layout.root / "tools" / "render.py").is_file():
-        raise BuildFailed("tools/render.py is missing: the HTML cannot be rendered")
-    result = subprocess.run([sys.executable, "-m", "tools.render"], cwd=layout.root)
-    if result.returncode != 0:
-        raise BuildFailed(f"rendering the HTML failed (python -m tools.render exited {result.returncode})")
+def render_inputs_hash(layout: Layout) -> str:
+    """A hash of everything the HTML is made from."""
+    files = [layout.config, layout.toc, layout.requirements, layout.records]
+    files += sorted(layout.book.rglob("*"))
+    files += sorted((layout.root / "tools").glob("*.py"))
+    for step in ("merged", "notebooks"):
+        files += sorted((layout.build / step).rglob("*.ipynb"))
+    digest = hashlib.sha256()
+    for path in files:
+        if path.is_file() and "__pycache__" not in path.parts:
+            data = path.read_bytes()
+            digest.update(f"{path.as_posix()} {len(data)}\n".encode() + data)
+    return digest.hexdigest()
+
+
+def render(layout: Layout, log) -> Path:
+    """The HTML, by tools.render (site assembly and one jupyter-book build).
+
+    Skipped when nothing it is made from changed since the last successful render.
+    """
+    from tools.render import RenderError, render as render_site
+
+    stamp = layout.build / "render-stamp.json"
+    inputs = render_inputs_hash(layout)
+    if stamp.is_file():
+        last = json.loads(stamp.read_text(encoding="utf-8"))
+        if last.get("inputs") == inputs and Path(last.get("html", ""), "index.html").is_file():
+            log("the HTML is up to date (nothing changed since it was rendered)")
+            return Path(last["html"])
+    stamp.unlink(missing_ok=True)
+    try:
+        html = render_site(layout, notice=log)
+    except RenderError as error:
+        raise BuildFailed(f"rendering the HTML failed: {error}") from None
+    write_atomic(stamp, json.dumps({"inputs": inputs, "html": str(html)}) + "\n")
+    return html
 
 
 def build(layout: Layout, log=print, render_html: bool = True) -> None:
@@ -83,8 +110,8 @@ def build(layout: Layout, log=print, render_html: bool = True) -> None:
         raise BuildFailed(str(error)) from None
     if render_html:
         step("rendering the HTML")
-        render(layout, log)
-        log(f"\nbook built in {time.monotonic() - started:.0f} s; open {html_index(layout)}")
+        html = render(layout, log)
+        log(f"\nbook built in {time.monotonic() - started:.0f} s; open {html / 'index.html'}")
     else:
         log(f"\nnotebooks built in {time.monotonic() - started:.0f} s (HTML not rendered)")
 

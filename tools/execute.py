@@ -3,7 +3,7 @@
     python -m tools.execute [book/<rel>.md ...]     (no argument: every section)
 
 Splits the sections, then runs every notebook whose content hash (tools.cache)
-changed, longest first, ``BOOK_JOBS`` at a time (default: the number of cores),
+changed (all of them, even after one failed), longest first, ``BOOK_JOBS`` at a time (default: the number of cores),
 each kernel with ``cores // jobs`` threads and ``BOOK_TIMEOUT`` seconds (default
 1200).  An executed notebook is written to ``_build/executed/<framework>/<rel>.ipynb``
 only when every cell succeeded; a failure removes the old copy, names the framework,
@@ -105,6 +105,14 @@ def _write(path: Path, notebook: nbformat.NotebookNode) -> None:
     write_atomic(path, nbformat.writes(notebook) + "\n")
 
 
+def read_executed(path: Path) -> nbformat.NotebookNode | None:
+    """An earlier executed notebook, or None if there is none or it is unreadable."""
+    try:
+        return nbformat.read(path, as_version=4)
+    except (OSError, ValueError, nbformat.ValidationError):
+        return None
+
+
 def plan(names: list[str], layout: Layout, force: bool = False, log=print):
     """Split notebooks into (records of cached ones, jobs to run)."""
     cached, jobs = [], []
@@ -114,8 +122,8 @@ def plan(names: list[str], layout: Layout, force: bool = False, log=print):
             job = Job(rel, framework, notebook, notebook_hash(notebook, layout),
                       layout.executed(framework, rel))
             reused = None
-            if job.output.is_file() and not force:
-                executed = nbformat.read(job.output, as_version=4)
+            executed = None if force else read_executed(job.output)
+            if executed is not None:
                 if recorded(executed).get("hash") == job.hash:
                     reused = reuse_outputs(job, executed)
             if reused is None:
@@ -131,8 +139,8 @@ def longest_first(jobs: list[Job], layout: Layout) -> list[Job]:
     """Order jobs by their last recorded wall time, unknown ones first."""
     known = {(r["section"], r["framework"]): r.get("wall_s", 0.0) for r in records.load(layout)}
     for job in jobs:
-        if (job.rel, job.framework) not in known and job.output.is_file():
-            wall = recorded(nbformat.read(job.output, as_version=4)).get("wall_s")
+        if (job.rel, job.framework) not in known and (executed := read_executed(job.output)):
+            wall = recorded(executed).get("wall_s")
             if wall is not None:
                 known[(job.rel, job.framework)] = wall
     return sorted(jobs, key=lambda j: -known.get((j.rel, j.framework), float("inf")))
@@ -146,9 +154,6 @@ async def _run_all(jobs: list[Job], layout: Layout, parallel: int, threads: int,
 
     async def run(number: int, job: Job):
         async with semaphore:
-            if failures:
-                log(f"{job.label}: skipped, an earlier notebook failed")
-                return
             log(f"[{number}/{len(jobs)}] {job.label}: started")
             notebook = copy.deepcopy(job.notebook)
             probe = nbformat.v4.new_code_cell(records.probe_source(job.framework))
@@ -165,7 +170,7 @@ async def _run_all(jobs: list[Job], layout: Layout, parallel: int, threads: int,
                 facts = dict(records.local_environment(job.framework), wall_s=wall, executed_at=executed_at)
                 done.append(_record(job, "failed", facts))
                 failures.append(failure)
-                log(f"[{number}/{len(jobs)}] {job.label}: FAILED after {wall:.1f} s")
+                log(f"[{number}/{len(jobs)}] {job.label}: FAILED after {wall:.1f} s\n{failure.message()}")
                 return
             wall = time.monotonic() - started
             facts = records.read_probe(notebook.cells.pop())

@@ -65,6 +65,12 @@ def check_framework(framework: str) -> str:
     return framework
 
 
+def _umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
 def write_atomic(path: Path, text: str) -> bool:
     """Write ``text`` to ``path`` through a temporary file; skip if unchanged.
 
@@ -76,6 +82,7 @@ def write_atomic(path: Path, text: str) -> bool:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
+        os.chmod(tmp, 0o666 & ~_umask())
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             f.write(text)
         os.replace(tmp, path)

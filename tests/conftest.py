@@ -1,0 +1,84 @@
+"""Shared fixtures: small throw-away projects for the pipeline, and the built book."""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))
+
+from tools.paths import Layout  # noqa: E402
+
+FRONT_MATTER = """---
+jupytext:
+  text_representation:
+    extension: .md
+    format_name: myst
+    format_version: 0.13
+kernelspec:
+  display_name: Python 3
+  language: python
+  name: python3
+---
+"""
+
+REQUIREMENTS = "flax==0.12.8\njax==0.10.2\njaxlib==0.10.2\noptax==0.2.8\ntorch==2.13.0+cpu\n"
+
+
+class Project:
+    """A project folder laid out like the repository, for the tools to work on."""
+
+    def __init__(self, root: Path):
+        self.root = root
+        (root / "book").mkdir(parents=True)
+        (root / "d2l_mini").mkdir()
+        (root / "d2l_mini" / "__init__.py").write_text('"""Stand-in library."""\n')
+        (root / "requirements.txt").write_text(REQUIREMENTS)
+        (root / "_config.yml").write_text("repository:\n  url: https://example.org/owner/book\n")
+        self.layout = Layout(root)
+
+    @staticmethod
+    def code(source: str, *tags: str) -> str:
+        """A MyST code cell."""
+        options = f":tags: [{', '.join(tags)}]\n" if tags else ""
+        return f"```{{code-cell}} ipython3\n{options}{source}\n```\n"
+
+    def section(self, rel: str, *blocks: str) -> Path:
+        """Write ``book/<rel>.md`` from Markdown paragraphs and code cells."""
+        path = self.layout.source(rel)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(FRONT_MATTER + "\n" + "\n".join(blocks))
+        return path
+
+    def page(self, rel: str, text: str) -> Path:
+        """Write a plain Markdown page (no notebook front matter)."""
+        path = self.layout.source(rel)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+        return path
+
+
+@pytest.fixture
+def project(tmp_path) -> Project:
+    return Project(tmp_path / "project")
+
+
+@pytest.fixture(scope="session")
+def executed_book() -> Layout:
+    """The repository's book, split, executed and merged once per session.
+
+    Under ``make test`` the book was just built, so this only confirms that nothing
+    changed (every notebook cached).  A failing notebook fails every test that uses
+    the fixture, with the framework, notebook, cell and traceback.
+    """
+    from tools.build import BuildFailed, build
+
+    layout = Layout()
+    try:
+        build(layout, log=lambda line: None, render_html=False)
+    except BuildFailed as error:
+        pytest.fail(f"building the book failed:\n{error}", pytrace=False)
+    return layout
