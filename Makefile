@@ -1,0 +1,47 @@
+# Entry points of the book. Every target runs in .venv, made from requirements.txt on
+# first use (and refreshed when requirements.txt changes).
+
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.requirements-installed
+FIGURE_SCRIPTS := $(sort $(wildcard tools/figures/*.py))
+
+.PHONY: book test test-fast bench save figures clean venv
+
+book: $(STAMP)
+	$(PY) -m tools.build
+
+# The whole suite, as CI runs it: the book is built first (every notebook of both
+# frameworks executed, the HTML rendered with warnings as errors), then pytest checks
+# the built artefacts, the unit and parity tests and the browser behaviour. The build
+# inside pytest finds everything up to date and re-executes nothing.
+test: $(STAMP)
+	$(PY) -m tools.build
+	$(PY) -m pytest
+
+# Unit and parity tests only: no book build, no browser.
+test-fast: $(STAMP)
+	$(PY) -m pytest -m "not slow and not browser"
+
+bench: $(STAMP)
+	$(PY) -m benchmarks
+
+# Copy the book's #@save cells into d2l_mini/torch.py and d2l_mini/jax.py.
+save: $(STAMP)
+	$(PY) -m tools.save
+
+# Regenerate the schematic figures in book/img (each script is deterministic).
+figures: $(STAMP)
+	@for script in $(FIGURE_SCRIPTS); do echo "$(PY) $$script"; $(PY) $$script || exit 1; done
+
+# Build products only: downloaded data (data/) stays.
+clean:
+	rm -rf _build
+
+venv: $(STAMP)
+
+$(STAMP): requirements.txt
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -r requirements.txt
+	@touch $@
