@@ -4,7 +4,7 @@
 
 Serves the built HTML (_build/site/_build/html) on 127.0.0.1, opens the page in
 headless Chromium (/usr/bin/chromium, through Playwright) 1200 pixels wide, with the
-first tab group scrolled into view, and saves the viewport as a PNG.
+first tab group that holds a figure (or the first one) at the bottom of the view, and saves the viewport as a PNG.
 """
 
 import argparse
@@ -59,8 +59,10 @@ def shoot(browser, url, out, width, height):
     view.goto(url)
     view.wait_for_load_state("load")
     view.evaluate("""() => {
-        const group = document.querySelector('.fw-group');
-        if (group) window.scrollTo(0, group.getBoundingClientRect().top + window.scrollY - 220);
+        const groups = [...document.querySelectorAll('.fw-group')];
+        const group = groups.find(g => g.querySelector('.cell_output img')) || groups[0];
+        if (group) window.scrollTo({top: group.getBoundingClientRect().bottom + window.scrollY
+                                         - window.innerHeight + 24, behavior: 'instant'});
     }""")
     view.wait_for_timeout(300)
     out.parent.mkdir(parents=True, exist_ok=True)
