@@ -192,6 +192,19 @@ def test_report_lists_each_notebook(site):
         assert ("PyTorch", "executed") in runs and ("JAX", "cached") in runs
 
 
+def test_unchanged_site_keeps_its_html():
+    from tools.paths import Layout
+    from tools.render import render
+
+    built = book_site.demo_site()
+    index = built.html / "index.html"
+    before = index.stat().st_mtime_ns
+    notices = []
+    render(Layout(root=built.build.parent), quiet=True, notice=notices.append)
+    assert any("nothing changed" in n for n in notices), notices
+    assert index.stat().st_mtime_ns == before
+
+
 def test_a_warning_fails_the_build(tmp_path):
     from tools.paths import Layout
     from tools.render import RenderError, render

@@ -108,3 +108,19 @@ def test_load_records_names_a_missing_field(tmp_path):
     path.write_text(json.dumps([broken]))
     with pytest.raises(ValueError, match="lacks hardware"):
         report.load_records(path)
+
+
+def test_site_digest_follows_every_input(tmp_path):
+    root = book_site.make_project(tmp_path / "project")
+    layout = Layout(root=root)
+    site = tmp_path / "site"
+    render.assemble(layout, site, notice=lambda n: None)
+    first = render.site_digest(site)
+    (site / "_build/html").mkdir(parents=True)
+    (site / "_build/html/index.html").write_text("built output does not count")
+    render.assemble(layout, site, notice=lambda n: None)
+    assert render.site_digest(site) == first
+    assert (site / "_build/html/index.html").is_file(), "assembling keeps the last HTML"
+    (root / "book/demo/index.md").write_text("# The demo chapter\n\nEdited.\n")
+    render.assemble(layout, site, notice=lambda n: None)
+    assert render.site_digest(site) != first

@@ -3,10 +3,12 @@
 `python -m tools.render` lays out _build/site/ (configuration, plain pages, the merged
 notebook of every section, the Execution report, the split notebooks for download) and
 runs `jupyter-book build --all -W -n --keep-going` on it: any warning fails the build.
-The HTML ends in _build/site/_build/html.
+The HTML ends in _build/site/_build/html. When the assembled site is byte for byte the
+one of the last successful build, the HTML is kept as it is (`--force` rebuilds).
 """
 
 import argparse
+import hashlib
 import shutil
 import subprocess
 import sys
@@ -20,6 +22,7 @@ from tools.paths import FRAMEWORKS, Layout
 from tools.sections import is_section
 
 GENERATED_PAGES = ("report",)
+DIGEST_FILE = ".site-digest"
 
 
 class RenderError(RuntimeError):
@@ -117,9 +120,12 @@ def assemble(layout, site, notice=print):
         raise RenderError("missing notebooks (run python -m tools.execute and tools.merge first): "
                           + ", ".join(missing))
 
+    # Start from an empty site, keeping only the HTML of the last build (see render()).
     if site.exists():
-        shutil.rmtree(site)
-    site.mkdir(parents=True)
+        for path in site.iterdir():
+            if path.name != "_build":
+                shutil.rmtree(path) if path.is_dir() and not path.is_symlink() else path.unlink()
+    site.mkdir(parents=True, exist_ok=True)
     shutil.copy2(layout.config, site / "_config.yml")
     (site / "_toc.yml").write_text(yaml.safe_dump(toc, sort_keys=False))
     if (book / "references.bib").is_file():
@@ -171,21 +177,50 @@ def build_html(site, *, quiet=False):
     return Path(site) / "_build" / "html"
 
 
-def render(layout=None, *, site=None, html=True, quiet=False, notice=print):
+def site_digest(site):
+    """A hash of everything jupyter-book reads: the site's files and the tools' versions."""
+    from importlib import metadata
+
+    digest = hashlib.sha256()
+    for name in ("jupyter-book", "myst-nb", "sphinx", "sphinx-book-theme", "sphinx-mathjax-offline"):
+        try:
+            digest.update(f"{name}=={metadata.version(name)}\n".encode())
+        except metadata.PackageNotFoundError:
+            digest.update(f"{name} missing\n".encode())
+    for path in sorted(Path(site).rglob("*")):
+        rel = path.relative_to(site)
+        if rel.parts[0] == "_build" or not path.is_file():
+            continue
+        digest.update(f"{rel.as_posix()}\0{path.stat().st_size}\0".encode())
+        digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
+def render(layout=None, *, site=None, html=True, force=False, quiet=False, notice=print):
     """Assemble `site` (default <layout.build>/site) and, if `html`, build it.
 
     layout: a tools.paths.Layout (book/, _build/, _config.yml, _toc.yml; default the
-    repository's). Returns the HTML folder <site>/_build/html. Raises RenderError when
-    a section's notebooks are missing or jupyter-book reports any warning.
+    repository's). The HTML is rebuilt from scratch unless the site is the same as at the
+    last successful build (or `force`). Returns the HTML folder <site>/_build/html.
+    Raises RenderError when a section's notebooks are missing or jupyter-book reports
+    any warning.
     """
     layout = layout or Layout()
     site = Path(site) if site is not None else layout.build / "site"
     start = time.perf_counter()
     sections = assemble(layout, site, notice=notice)
     notice(f"render: site assembled in {site} ({len(sections)} sections)")
+    out = site / "_build" / "html"
     if not html:
-        return site / "_build" / "html"
-    out = build_html(site, quiet=quiet)
+        return out
+    digest, stamp = site_digest(site), site / "_build" / DIGEST_FILE
+    if not force and (out / "index.html").is_file() and stamp.is_file() and stamp.read_text() == digest:
+        notice(f"render: nothing changed since the last build; HTML kept: {out / 'index.html'}")
+        return out
+    if (site / "_build").exists():
+        shutil.rmtree(site / "_build")
+    build_html(site, quiet=quiet)
+    stamp.write_text(digest)
     notice(f"render: HTML built in {time.perf_counter() - start:.0f} s: {out / 'index.html'}")
     return out
 
@@ -199,11 +234,12 @@ def main(argv=None):
                         help="holds merged/, notebooks/ and exec/records.json (default: <root>/_build)")
     parser.add_argument("--site", type=Path, default=None, help="default: <build>/site")
     parser.add_argument("--no-html", action="store_true", help="assemble the site only")
+    parser.add_argument("--force", action="store_true", help="rebuild the HTML even if nothing changed")
     args = parser.parse_args(argv)
     try:
         layout = Layout(**{k: v for k, v in (("root", args.root), ("book", args.book),
                                               ("build", args.build)) if v is not None})
-        render(layout, site=args.site, html=not args.no_html)
+        render(layout, site=args.site, html=not args.no_html, force=args.force)
     except RenderError as error:
         sys.exit(f"render: {error}")
 
