@@ -78,16 +78,27 @@ def test_assemble_refuses_a_section_without_notebooks(tmp_path):
         render.assemble(Layout(root=root), tmp_path / "site", notice=lambda n: None)
 
 
-def test_report_lists_every_notebook_and_marks_missing_runs():
+def test_report_lists_the_book_s_notebooks_and_marks_missing_runs():
     records = [record("b", "jax", wall_s=12.34, status="cached"), record("a", "pytorch"),
-               record("a", "jax", versions={"jax": "0.10.2"}, hardware="GPU: H100")]
+               record("a", "jax", versions={"jax": "0.10.2"}, hardware="GPU: H100",
+                      executed_at="2026-03-04T05:06:07+02:00"),
+               record("not-in-the-book", "jax")]
     text = report.report_markdown(records, sections=["b", "a"], linked=["a"])
-    rows = [line for line in text.splitlines() if line.startswith("| {doc}") or line.startswith("| `")]
+    rows = [line for line in text.splitlines() if line.startswith(("| {doc}", "| `"))]
     assert [row.split("|")[1:3] for row in rows] == [
         [" `b` ", " PyTorch "], [" `b` ", " JAX "], [" {doc}`a` ", " PyTorch "], [" {doc}`a` ", " JAX "]]
     assert "| missing |" in rows[0] and "| 12.3 | cached |" in rows[1]
-    assert "| jax | 0.10.2 |" in text and "GPU: H100" in text
+    assert "| GPU: H100 | 2026-03-04 03:06 UTC |" in rows[3], "hardware differs: one column per row"
+    assert "| jax | 0.10.2 |" in text and "not-in-the-book" not in text
     assert "JAX 13.8 s" in text
+
+
+def test_report_names_shared_hardware_once():
+    records = [record("a", "pytorch"), record("a", "jax")]
+    text = report.report_markdown(records)
+    assert "All of them ran on the same hardware: CPU: 2 cores." in text
+    assert "| Hardware |" not in text.split("## Software")[0]
+    assert text.count("| {doc}") == 0 and text.count("| `a` |") == 2
 
 
 @pytest.mark.parametrize("change, message", [

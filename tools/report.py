@@ -7,6 +7,7 @@ assembles the site.
 
 import argparse
 import json
+from datetime import datetime, timezone
 from pathlib import Path
 
 FRAMEWORKS = {"pytorch": "PyTorch", "jax": "JAX"}
@@ -58,19 +59,38 @@ def environment_rows(records):
     return rows
 
 
-def report_markdown(records, sections=(), linked=()):
+def run_time(stamp):
+    """'2026-11-29 12:42 UTC' from an ISO timestamp (left as it is if it is not one)."""
+    try:
+        when = datetime.fromisoformat(str(stamp))
+    except ValueError:
+        return str(stamp)
+    if when.tzinfo is not None:
+        when = when.astimezone(timezone.utc)
+    return when.strftime("%Y-%m-%d %H:%M") + (" UTC" if when.tzinfo is not None else "")
+
+
+def report_markdown(records, sections=None, linked=()):
     """The page as MyST Markdown.
 
-    records: as load_records returns them. sections: the section paths the book builds;
-    a framework without a record for one of them is listed as "missing". linked: the
-    section paths that are pages of this build, shown as links.
+    records: as load_records returns them. sections: the section paths the book builds,
+    in reading order; only their notebooks are listed, and a framework without a record
+    for one of them is listed as "missing" (None: every record, in path order). linked:
+    the section paths that are pages of this build, shown as links.
     """
     linked = set(linked)
+    if sections is not None:
+        records = [r for r in records if r["section"] in set(sections)]
+    sections = list(sections) if sections is not None else sorted({r["section"] for r in records})
     by_key = {(r["section"], r["framework"]): r for r in records}
-    order = {name: i for i, name in enumerate(sections)}
-    fw_order = list(FRAMEWORKS)
-    keys = sorted(set(by_key) | {(s, f) for s in sections for f in FRAMEWORKS},
-                  key=lambda k: (order.get(k[0], len(order)), k[0], fw_order.index(k[1])))
+    keys = [(section, framework) for section in sections for framework in FRAMEWORKS]
+    hardware = sorted({str(r["hardware"]) for r in records})
+    per_row_hardware = len(hardware) > 1
+    header = ["Section", "Framework", "Wall time (s)", "Status", "Ran at"]
+    align = ["---", "---", "---:", "---", "---"]
+    if per_row_hardware:
+        header.insert(4, "Hardware")
+        align.insert(4, "---")
     lines = [
         "# Execution report",
         "",
@@ -79,19 +99,20 @@ def report_markdown(records, sections=(), linked=()):
         "and whether this build ran it again (*executed*) or reused an unchanged earlier run "
         "(*cached*).",
         "",
-        "| Section | Framework | Wall time (s) | Status | Hardware | Executed at |",
-        "| --- | --- | ---: | --- | --- | --- |",
     ]
+    if hardware and not per_row_hardware:
+        lines += [f"All of them ran on the same hardware: {cell(hardware[0])}.", ""]
+    lines += ["| " + " | ".join(header) + " |", "| " + " | ".join(align) + " |"]
     for section, framework in keys:
         record = by_key.get((section, framework))
-        ref = section_ref(section, linked)
+        row = [section_ref(section, linked), FRAMEWORKS[framework]]
         if record is None:
-            lines.append(f"| {ref} | {FRAMEWORKS[framework]} | | missing | | |")
-            continue
-        lines.append(
-            f"| {ref} | {FRAMEWORKS[framework]} | {float(record['wall_s']):.1f} | {record['status']} "
-            f"| {cell(record['hardware'])} | {cell(record['executed_at'])} |"
-        )
+            row += ["", "missing", ""] + ([""] if per_row_hardware else [])
+        else:
+            row += [f"{float(record['wall_s']):.1f}", record["status"], run_time(record["executed_at"])]
+            if per_row_hardware:
+                row.insert(4, cell(record["hardware"]))
+        lines.append("| " + " | ".join(row) + " |")
     totals = {f: sum(float(r["wall_s"]) for r in records if r["framework"] == f) for f in FRAMEWORKS}
     lines += ["", "Total wall time: " + ", ".join(
         f"{FRAMEWORKS[f]} {totals[f]:.1f} s" for f in FRAMEWORKS) + ".", ""]
@@ -105,7 +126,7 @@ def report_markdown(records, sections=(), linked=()):
     return "\n".join(lines)
 
 
-def write_report(records_path, out_path, sections=(), linked=()):
+def write_report(records_path, out_path, sections=None, linked=()):
     records = load_records(records_path) if Path(records_path).is_file() else []
     Path(out_path).write_text(report_markdown(records, sections, linked))
     return records
