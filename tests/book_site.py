@@ -184,18 +184,31 @@ def site_sections(layout, site):
     return [rel for rel in toc_files(toc) if pages.get(rel)]
 
 
-@functools.lru_cache(maxsize=None)
+_real = {}
+
+
 def real_site():
-    """The book itself, built by the pipeline; None without tools/build.py."""
+    """The book itself, built by the pipeline; None without tools/build.py.
+
+    Built once per session: a failed build is not tried again by the next test, which
+    gets the same error.
+    """
     if not pipeline_available():
         return None
-    from tools.build import build
-    from tools.paths import Layout
+    if "site" not in _real:
+        from tools.build import build
+        from tools.paths import Layout
 
-    layout = Layout()
-    build(layout)
-    site = layout.build / "site"
-    return Site(site / "_build" / "html", site, site_sections(layout, site), layout.build, True)
+        try:
+            layout = Layout()
+            build(layout)
+            site = layout.build / "site"
+            _real["site"] = Site(site / "_build" / "html", site, site_sections(layout, site), layout.build, True)
+        except Exception as error:  # noqa: BLE001 - handed to every test that asks
+            _real["site"] = error
+    if isinstance(_real["site"], Exception):
+        raise RuntimeError(f"building the book failed: {_real['site']}") from _real["site"]
+    return _real["site"]
 
 
 @functools.lru_cache(maxsize=None)
