@@ -1,7 +1,15 @@
 """The PyTorch half of d2l_mini: ``from d2l_mini import torch as d2l``."""
 import math
+import os
 import sys
 import time
+
+# libgomp's threads busy-wait between parallel regions by default. When
+# another process wants the cores too (say, the JAX twin of a notebook
+# executing next to this one on a two-core machine), that spinning makes
+# PyTorch several times slower; sleeping threads do not. This only takes
+# effect when torch has not been imported yet, and an explicit setting wins.
+os.environ.setdefault('OMP_WAIT_POLICY', 'PASSIVE')
 
 import numpy as np
 import torch
@@ -75,6 +83,11 @@ class MultiHeadAttention(nn.Module):
     The forward pass is: project, ``transpose_qkv``, ``dot_product_attention``
     (a subclass may override it, e.g. to normalise queries and keys first),
     ``transpose_output``, ``W_o``.
+
+    With ``need_weights = False`` the weights are not materialised: the step
+    runs PyTorch's fused ``F.scaled_dot_product_attention`` (same result, less
+    memory traffic) and ``attention_weights`` is None. ``train_lm`` does this
+    while it trains and restores the flag afterwards.
     """
 
     def __init__(self, num_hiddens, num_heads, dropout=0.0, bias=False):
@@ -88,6 +101,7 @@ class MultiHeadAttention(nn.Module):
         self.W_v = nn.Linear(num_hiddens, num_hiddens, bias=bias)
         self.W_o = nn.Linear(num_hiddens, num_hiddens, bias=bias)
         self.dropout = nn.Dropout(dropout)
+        self.need_weights = True
         self.attention_weights = None
 
     def extra_repr(self):
@@ -108,6 +122,9 @@ class MultiHeadAttention(nn.Module):
         """Scaled dot-product attention of per-head queries, keys and values,
         each (B, num_heads, T, head_dim); ``mask`` (B, 1, Tq, Tk) is True
         where a query may see a key. Returns (output, weights)."""
+        if not self.need_weights:
+            return _fused_attention(Q, K, V, mask,
+                                    self.dropout.p if self.training else 0.0)
         scores = Q @ K.transpose(-2, -1) / math.sqrt(Q.shape[-1])
         weights = masked_softmax(scores, mask)
         return self.dropout(weights) @ V, weights
@@ -123,6 +140,20 @@ class MultiHeadAttention(nn.Module):
         output, self.attention_weights = self.dot_product_attention(
             Q, K, V, mask)
         return self.W_o(self.transpose_output(output))
+
+
+def _fused_attention(Q, K, V, mask, dropout_p):
+    """F.scaled_dot_product_attention with the zero output of a query that
+    sees no key made explicit (such a query is shown key 0, then zeroed), so
+    the result does not depend on how a PyTorch version treats empty rows."""
+    if mask is None:
+        return F.scaled_dot_product_attention(Q, K, V, dropout_p=dropout_p), None
+    sees_some = mask.any(-1, keepdim=True)
+    mask = mask.clone()
+    mask[..., :1] |= ~sees_some
+    output = F.scaled_dot_product_attention(Q, K, V, attn_mask=mask,
+                                            dropout_p=dropout_p)
+    return output * sees_some, None
 
 
 def _check_heads(num_hiddens, num_heads):
@@ -168,6 +199,21 @@ def train_lm(model, data, optimizer, num_steps):
     device = try_gpu()
     model.to(device)
     model.train()
+    # nobody reads attention weights while training: let attention layers
+    # use the fused kernel, and restore their setting afterwards
+    attention = [m for m in model.modules()
+                 if isinstance(m, MultiHeadAttention)]
+    saved = [m.need_weights for m in attention]
+    for m in attention:
+        m.need_weights = False
+    try:
+        return _train_loop(model, data, optimizer, num_steps, device)
+    finally:
+        for m, need in zip(attention, saved):
+            m.need_weights = need
+
+
+def _train_loop(model, data, optimizer, num_steps, device):
     losses = []
     while len(losses) < num_steps:
         for X, Y in data.train_dataloader():
@@ -185,3 +231,151 @@ def train_lm(model, data, optimizer, num_steps):
 
 
 # ---- Below: code saved from the book by `python -m tools.save`; do not edit by hand. ----
+
+
+# Saved from book/transformer-block/transformer-block.md
+class FeedForward(nn.Module):
+    """Position-wise feed-forward network: a GELU MLP of width 4d
+    (act='gelu') or SwiGLU of width round(8d/3) (act='swiglu'), which have
+    the same number of weights up to rounding."""
+    def __init__(self, num_hiddens, act='swiglu', bias=False):
+        super().__init__()
+        if isinstance(num_hiddens, bool) or not isinstance(num_hiddens, int) \
+                or num_hiddens < 1:
+            raise ValueError(
+                f'num_hiddens must be a positive int, got {num_hiddens!r}')
+        if act not in ('gelu', 'swiglu'):
+            raise ValueError(f"act must be 'gelu' or 'swiglu', got {act!r}")
+        self.act = act
+        if act == 'gelu':
+            self.ffn_hiddens = 4 * num_hiddens
+        else:
+            self.ffn_hiddens = round(8 * num_hiddens / 3)
+            self.W_g = nn.Linear(num_hiddens, self.ffn_hiddens, bias=bias)
+        self.W_1 = nn.Linear(num_hiddens, self.ffn_hiddens, bias=bias)
+        self.W_2 = nn.Linear(self.ffn_hiddens, num_hiddens, bias=bias)
+
+    def forward(self, X):
+        if self.act == 'gelu':
+            hidden = F.gelu(self.W_1(X), approximate='tanh')
+        else:  # the SiLU gate scales the linear view W_1 X elementwise
+            hidden = F.silu(self.W_g(X)) * self.W_1(X)
+        return self.W_2(hidden)
+
+    def extra_repr(self):
+        return f'act={self.act!r}, ffn_hiddens={self.ffn_hiddens}'
+
+
+# Saved from book/transformer-block/transformer-block.md
+class TransformerBlock(nn.Module):
+    """Attention and a position-wise FFN on a residual stream.
+
+    norm: 'rms' (RMSNorm) or 'layer' (LayerNorm); act: 'swiglu' or 'gelu'
+    (see FeedForward); pre_norm: normalise each branch input (True) or the
+    stream after each addition (False); bias: biases in the linear layers.
+    attn_factory() and ffn_factory(), when given, build replacement
+    sublayers; the attention one is called like d2l.MultiHeadAttention.
+    Call with X of shape (batch, length, num_hiddens) and optional
+    valid_lens, (batch,) or (batch, length), as for MultiHeadAttention."""
+    def __init__(self, num_hiddens, num_heads, dropout=0, norm='rms',
+                 act='swiglu', pre_norm=True, bias=False, attn_factory=None,
+                 ffn_factory=None):
+        super().__init__()
+        if norm not in ('rms', 'layer'):
+            raise ValueError(f"norm must be 'rms' or 'layer', got {norm!r}")
+        if act not in ('gelu', 'swiglu'):
+            raise ValueError(f"act must be 'gelu' or 'swiglu', got {act!r}")
+        if not isinstance(pre_norm, bool):
+            raise TypeError(f'pre_norm must be True or False, got {pre_norm!r}')
+        if num_hiddens % num_heads:
+            raise ValueError(f'num_heads ({num_heads}) must divide '
+                             f'num_hiddens ({num_hiddens})')
+        self.norm_kind, self.pre_norm = norm, pre_norm
+        make_norm = ((lambda: nn.RMSNorm(num_hiddens, eps=1e-6)) if norm == 'rms'
+                     else (lambda: nn.LayerNorm(num_hiddens, eps=1e-5)))
+        self.norm1, self.norm2 = make_norm(), make_norm()
+        self.attention = (attn_factory() if attn_factory is not None else
+                          d2l.MultiHeadAttention(num_hiddens, num_heads,
+                                                 dropout, bias=bias))
+        self.ffn = (ffn_factory() if ffn_factory is not None else
+                    FeedForward(num_hiddens, act, bias=bias))
+        self.dropout = nn.Dropout(dropout)
+
+    def attend(self, X, valid_lens):
+        return self.dropout(self.attention(X, X, X, valid_lens))
+
+    def transform(self, X):
+        return self.dropout(self.ffn(X))
+
+    def forward(self, X, valid_lens=None):
+        if self.pre_norm:
+            X = X + self.attend(self.norm1(X), valid_lens)
+            return X + self.transform(self.norm2(X))
+        X = self.norm1(X + self.attend(X, valid_lens))
+        return self.norm2(X + self.transform(X))
+
+    def extra_repr(self):
+        return f'norm={self.norm_kind!r}, pre_norm={self.pre_norm}'
+
+
+# Saved from book/transformer-block/transformer-block.md
+class CharLM(nn.Module):
+    """A character-level Transformer language model: token and learned
+    position embeddings, num_blks causal TransformerBlocks, a final
+    RMSNorm and an output layer that shares the token embedding."""
+    def __init__(self, vocab_size, num_hiddens=128, num_heads=4, num_blks=2,
+                 act='swiglu', max_len=128):
+        super().__init__()
+        for name, value in (('vocab_size', vocab_size),
+                            ('num_blks', num_blks), ('max_len', max_len)):
+            if isinstance(value, bool) or not isinstance(value, int) \
+                    or value < 1:
+                raise ValueError(f'{name} must be a positive int, '
+                                 f'got {value!r}')
+        self.max_len = max_len
+        self.token_emb = nn.Embedding(vocab_size, num_hiddens)
+        self.pos_emb = nn.Embedding(max_len, num_hiddens)
+        nn.init.normal_(self.token_emb.weight, std=0.02)
+        nn.init.normal_(self.pos_emb.weight, std=0.02)
+        self.blks = nn.ModuleList(
+            TransformerBlock(num_hiddens, num_heads, act=act)
+            for _ in range(num_blks))
+        self.norm = nn.RMSNorm(num_hiddens, eps=1e-6)
+
+    def forward(self, X):
+        batch_size, num_steps = X.shape
+        if num_steps > self.max_len:
+            raise ValueError(f'sequence length {num_steps} exceeds '
+                             f'max_len={self.max_len}')
+        positions = torch.arange(num_steps, device=X.device)
+        H = self.token_emb(X) + self.pos_emb(positions)
+        # query t sees keys 0..t: a per-query valid length of t + 1
+        causal_lens = (positions + 1).expand(batch_size, num_steps)
+        for blk in self.blks:
+            H = blk(H, causal_lens)
+        return self.norm(H) @ self.token_emb.weight.T
+
+    def extra_repr(self):
+        return f'max_len={self.max_len}'
+
+
+# Saved from book/transformer-block/transformer-block.md
+def generate(model, vocab, prefix, num_chars, temperature=1.0, seed=0):
+    """Extend the string `prefix` by `num_chars` characters, each drawn
+    from the model's next-character distribution sharpened (temperature
+    below 1) or flattened (above 1) by `temperature`."""
+    if not prefix:
+        raise ValueError('prefix must hold at least one character')
+    if temperature <= 0:
+        raise ValueError(f'temperature must be positive, got {temperature!r}')
+    device = next(model.parameters()).device
+    generator = torch.Generator(device=device).manual_seed(seed)
+    tokens = vocab[list(prefix)]
+    model.eval()
+    with torch.no_grad():
+        for _ in range(num_chars):
+            context = torch.tensor([tokens[-model.max_len:]], device=device)
+            logits = model(context)[0, -1]
+            probs = F.softmax(logits / temperature, dim=-1)
+            tokens.append(torch.multinomial(probs, 1, generator=generator).item())
+    return ''.join(vocab.to_tokens(tokens))

@@ -318,3 +318,79 @@ def test_torch_bfloat16_masking_uses_its_own_finfo():
     weights = d2l.masked_softmax(scores, mask)
     assert weights.dtype == torch.bfloat16
     assert weights[0, 0] == 0 and torch.isfinite(weights).all()
+
+
+@pytest.mark.parametrize('case', ['none', 'per-sequence', 'causal', 'blind'])
+def test_torch_fused_path_matches_the_explicit_one(case):
+    """need_weights=False (what train_lm uses) computes the same outputs and
+    gradients with F.scaled_dot_product_attention, and keeps no weights."""
+    torch = pytest.importorskip('torch')
+    from d2l_mini import torch as d2l
+    B, T = 3, 6
+    lens = {'none': None,
+            'per-sequence': torch.tensor([2, 6, 4]),
+            'causal': torch.arange(1, T + 1).repeat(B, 1),
+            'blind': torch.tensor([[0, 1, 2, 3, 0, 6]] * B)}[case]
+    results = []
+    for need_weights in (True, False):
+        torch.manual_seed(0)
+        mha = d2l.MultiHeadAttention(8, 2, bias=True)
+        mha.need_weights = need_weights
+        X = torch.randn(B, T, 8, generator=torch.Generator().manual_seed(1),
+                        requires_grad=True)
+        out = mha(X, X, X, lens)
+        (out * torch.linspace(-1, 1, 8)).sum().backward()
+        results.append((out.detach(), X.grad, mha.W_q.weight.grad,
+                        mha.attention_weights))
+    (out, gx, gq, weights), (fused, fgx, fgq, no_weights) = results
+    assert weights is not None and no_weights is None
+    torch.testing.assert_close(fused, out, atol=1e-5, rtol=0)
+    torch.testing.assert_close(fgx, gx, atol=1e-5, rtol=0)
+    torch.testing.assert_close(fgq, gq, atol=1e-5, rtol=0)
+    assert torch.isfinite(fgx).all()
+    if case == 'blind':
+        torch.testing.assert_close(fused[:, 0], mha.W_o.bias.detach().expand(
+            B, 8))
+
+
+def test_torch_fused_path_drops_out_only_in_training():
+    torch = pytest.importorskip('torch')
+    from d2l_mini import torch as d2l
+    torch.manual_seed(0)
+    mha = d2l.MultiHeadAttention(16, 4, dropout=0.5)
+    mha.need_weights = False
+    X = torch.randn(2, 5, 16)
+    with torch.no_grad():
+        assert not torch.allclose(mha(X, X, X), mha(X, X, X))
+        mha.eval()
+        fused = mha(X, X, X)
+        mha.need_weights = True
+        torch.testing.assert_close(fused, mha(X, X, X), atol=1e-6, rtol=0)
+
+
+def test_torch_train_lm_uses_the_fused_path_and_restores_the_flag():
+    torch = pytest.importorskip('torch')
+    from torch import nn
+    from d2l_mini import torch as d2l, data
+    if not (data.data_dir() / 'timemachine.txt').exists():
+        pytest.skip('corpus not cached (set D2L_MINI_DATA)')
+    seen = []
+
+    class Probe(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.emb = nn.Embedding(28, 8)
+            self.attention = d2l.MultiHeadAttention(8, 2)
+
+        def forward(self, X):
+            H = self.emb(X)
+            seen.append(self.attention.need_weights)
+            return self.attention(H, H, H) @ self.emb.weight.T
+
+    model = Probe()
+    tm = d2l.TimeMachine(4, 5, num_train=20, num_val=1)
+    d2l.train_lm(model, tm, torch.optim.SGD(model.parameters(), lr=0.1), 3)
+    assert seen == [False, False, False]
+    assert model.attention.need_weights is True
+    model(torch.zeros(1, 5, dtype=torch.long))
+    assert model.attention.attention_weights.shape == (1, 2, 5, 5)
