@@ -50,7 +50,7 @@ def two_sections(project):
     code = project.code
     project.section("ch/a", "# A\n\nFirst words.\n", code("a = 1", "pytorch"), code("a = 2", "jax"),
                     code("print(a * 10)"), code(NOISY))
-    project.section("ch/b", "# B\n", code("print('b')"))
+    project.section("ch/b", "# B\n", code("print('b')"), code("import os\nprint(os.getcwd())"))
     return project
 
 
@@ -69,6 +69,9 @@ def test_both_frameworks_run_and_are_recorded(two_sections):
         assert facts["wall_s"] > 0
         assert all(c.id != "execution-probe" for c in notebook.cells)
     assert printed == {"pytorch": "10\n", "jax": "20\n"}
+    for framework in FRAMEWORKS:  # kernels work below _build, not in the sources
+        notebook = nbformat.read(layout.executed(framework, "ch/b"), as_version=4)
+        assert notebook.cells[-1].outputs[0]["text"] == f"{layout.executed(framework, 'ch/b').parent}\n"
     saved = json.loads(layout.records.read_text())
     assert [(r["section"], r["framework"]) for r in saved] == [
         ("ch/a", "pytorch"), ("ch/a", "jax"), ("ch/b", "pytorch"), ("ch/b", "jax")]

@@ -33,6 +33,7 @@ from tools.sections import find_sections, section_name
 from tools.split import split_all
 
 DEFAULT_TIMEOUT = 1200.0
+PROGRESS_EVERY = 60.0  # seconds between "still running" lines
 
 
 class ExecutionFailed(Exception):
@@ -149,6 +150,7 @@ def longest_first(jobs: list[Job], layout: Layout) -> list[Job]:
 async def _run_all(jobs: list[Job], layout: Layout, parallel: int, threads: int,
                    timeout: float, log) -> tuple[list[dict], list[NotebookFailed]]:
     semaphore = asyncio.Semaphore(parallel)
+    running: dict[str, tuple[float, list, int]] = {}
     done: list[dict] = []
     failures: list[NotebookFailed] = []
 
@@ -161,9 +163,14 @@ async def _run_all(jobs: list[Job], layout: Layout, parallel: int, threads: int,
             notebook.cells.append(probe)
             started = time.monotonic()
             executed_at = _now()
+            # Each kernel works in its own folder below _build, never in the sources.
+            workdir = job.output.parent
+            workdir.mkdir(parents=True, exist_ok=True)
+            current: list = [None]
+            running[job.label] = (started, current, len(notebook.cells) - 1)
             try:
-                await run_notebook(notebook, framework=job.framework, name=job.rel,
-                                   cwd=layout.source(job.rel).parent, threads=threads, timeout=timeout)
+                await run_notebook(notebook, framework=job.framework, name=job.rel, cwd=workdir,
+                                   threads=threads, timeout=timeout, current=current)
             except NotebookFailed as failure:
                 job.output.unlink(missing_ok=True)
                 wall = time.monotonic() - started
@@ -182,7 +189,25 @@ async def _run_all(jobs: list[Job], layout: Layout, parallel: int, threads: int,
             done.append(_record(job, "executed", facts))
             log(f"[{number}/{len(jobs)}] {job.label}: done in {wall:.1f} s")
 
-    await asyncio.gather(*(run(i, job) for i, job in enumerate(jobs, 1)))
+    async def report_progress():
+        while True:
+            await asyncio.sleep(PROGRESS_EVERY)
+            now = time.monotonic()
+            for label, (started, current, cells) in list(running.items()):
+                at = min(current[0] or 0, cells)
+                log(f"  ... {label}: {now - started:.0f} s, at cell {at} of {cells}")
+
+    async def run_tracked(number: int, job: Job):
+        try:
+            await run(number, job)
+        finally:
+            running.pop(job.label, None)
+
+    reporter = asyncio.create_task(report_progress())
+    try:
+        await asyncio.gather(*(run_tracked(i, job) for i, job in enumerate(jobs, 1)))
+    finally:
+        reporter.cancel()
     return done, failures
 
 

@@ -59,15 +59,19 @@ def _first_line(cell) -> str:
 
 
 async def run_notebook(notebook: nbformat.NotebookNode, *, framework: str, name: str,
-                       cwd: Path, threads: int, timeout: float) -> nbformat.NotebookNode:
-    """Execute ``notebook`` in place; raise NotebookFailed on an error or a timeout."""
+                       cwd: Path, threads: int, timeout: float,
+                       current: list | None = None) -> nbformat.NotebookNode:
+    """Execute ``notebook`` in place; raise NotebookFailed on an error or a timeout.
+
+    ``current[0]`` follows the index of the cell being executed (for progress reports).
+    """
     started = time.monotonic()
     deadline = started + timeout
     client = NotebookClient(notebook, kernel_name="python3", record_timing=False, allow_errors=False,
                             timeout_func=lambda cell: max(1, int(deadline - time.monotonic())),
                             extra_arguments=["--IPKernelApp.log_level=ERROR"],
                             resources={"metadata": {"path": str(cwd)}})
-    current: list = [None]
+    current = current if current is not None else [None]
 
     async def cells():
         client.reset_execution_trackers()
