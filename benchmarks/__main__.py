@@ -4,8 +4,9 @@
 training tokens per second, the achieved FLOP rate as a fraction of the
 matrix-multiply peak measured in the same run, and ``train_lm`` against the
 plainest training loop one would write by hand. Timings on a shared machine
-are noisy; the two loops are therefore measured alternately, several times,
-and compared by their medians.
+are noisy (other processes share the cores); the peak, ``train_lm`` and the
+hand loop are therefore measured in turns, several rounds, and compared by
+their medians, so that all three see the same conditions.
 
 FLOPs per step: 6 x parameters x tokens (forward and backward of every
 weight) plus the attention products, 12 x layers x T x d per token (QK^T and
@@ -28,38 +29,40 @@ def step_flops(num_params, cfg=CONFIG):
     return tokens * (6 * num_params + attention)
 
 
-def best_rate(run, flops, repeats):
-    """Highest FLOP rate of ``run`` over ``repeats`` timed calls."""
-    best = float('inf')
-    for _ in range(repeats):
-        start = time.perf_counter()
+def rate(run, flops, calls=3):
+    """FLOP rate of ``run`` over ``calls`` consecutive calls."""
+    start = time.perf_counter()
+    for _ in range(calls):
         run()
-        best = min(best, time.perf_counter() - start)
-    return flops / best
+    return calls * flops / (time.perf_counter() - start)
 
 
-def alternate(loops, steps, repeats):
-    """Median seconds per step of each loop, measured in turns."""
-    times = {name: [] for name in loops}
-    for _ in range(repeats):
-        for name, loop in loops.items():
-            start = time.perf_counter()
-            loop(steps)
-            times[name].append((time.perf_counter() - start) / steps)
-    return {name: statistics.median(t) for name, t in times.items()}
+def in_turns(probes, rounds):
+    """Median of each probe's value over ``rounds`` rounds taken in turns."""
+    samples = {name: [] for name in probes}
+    for _ in range(rounds):
+        for name, probe in probes.items():
+            samples[name].append(probe())
+    return {name: statistics.median(v) for name, v in samples.items()}
 
 
 # ---------------------------------------------------------------- PyTorch
 
-def torch_peak(threads, n=1024, repeats=5):
+def torch_matmul(threads=None, n=1024):
+    """A probe of PyTorch's float32 matrix-multiply rate (FLOP/s), with
+    ``threads`` threads (default: as configured)."""
     import torch
-    previous = torch.get_num_threads()
-    torch.set_num_threads(threads)
     a, b = torch.randn(n, n), torch.randn(n, n)
     a @ b
-    rate = best_rate(lambda: a @ b, 2 * n ** 3, repeats)
-    torch.set_num_threads(previous)
-    return rate
+
+    def probe():
+        configured = torch.get_num_threads()
+        torch.set_num_threads(threads or configured)
+        try:
+            return rate(lambda: a @ b, 2 * n ** 3)
+        finally:
+            torch.set_num_threads(configured)
+    return probe
 
 
 def torch_loops():
@@ -109,15 +112,15 @@ def torch_loops():
 
 # ---------------------------------------------------------------- JAX
 
-def jax_peak(n=1024, repeats=5):
+def jax_matmul(n=1024):
+    """A probe of XLA's float32 matrix-multiply rate (FLOP/s)."""
     import jax
     from jax import numpy as jnp
     a = jax.random.normal(jax.random.key(0), (n, n))
     b = jax.random.normal(jax.random.key(1), (n, n))
     matmul = jax.jit(jnp.matmul)
     matmul(a, b).block_until_ready()
-    return best_rate(lambda: matmul(a, b).block_until_ready(), 2 * n ** 3,
-                     repeats)
+    return lambda: rate(lambda: matmul(a, b).block_until_ready(), 2 * n ** 3)
 
 
 def jax_loops():
@@ -173,33 +176,53 @@ def jax_loops():
 
 # ---------------------------------------------------------------- report
 
-def measure(framework, peak, steps, repeats):
-    make = torch_loops if framework == 'torch' else jax_loops
-    num_params, library, by_hand = make()
+def measure(framework, steps, rounds):
+    extra = {}
+    if framework == 'torch':
+        import torch
+        matmul = torch_matmul()
+        threads = torch.get_num_threads()
+        peak_name = f'torch matmul, {threads} thread{"s" * (threads > 1)}'
+        if threads > 1:
+            extra['peak, 1 thread'] = torch_matmul(1)
+        num_params, library, by_hand = torch_loops()
+    else:
+        matmul = jax_matmul()
+        peak_name = 'XLA matmul'
+        num_params, library, by_hand = jax_loops()
     start = time.perf_counter()
     library(2)          # warm up (and compile, in JAX)
     by_hand(2)
     warmup = time.perf_counter() - start
-    seconds = alternate({'train_lm': library, 'hand loop': by_hand}, steps,
-                        repeats)
     flops = step_flops(num_params)
+
+    def timed(loop):
+        def probe():
+            start = time.perf_counter()
+            loop(steps)
+            return flops * steps / (time.perf_counter() - start)
+        return probe
+
+    rates = in_turns({'peak': matmul, **extra, 'train_lm': timed(library),
+                      'hand loop': timed(by_hand)}, rounds)
     tokens = CONFIG['batch_size'] * CONFIG['num_steps']
-    step = seconds['train_lm']
-    return dict(framework=framework, params=num_params,
-                tokens_per_s=tokens / step, gflops=flops / step / 1e9,
-                peak=peak, fraction=flops / step / peak,
-                ratio=step / seconds['hand loop'],
-                hand_tokens_per_s=tokens / seconds['hand loop'],
-                seconds_600=BOOK_STEPS * step, warmup=warmup)
+    return dict(framework=framework, params=num_params, flops=flops,
+                warmup=warmup, peak_name=peak_name, peak=rates['peak'],
+                peak_1=rates.get('peak, 1 thread'),
+                train_lm=rates['train_lm'], hand=rates['hand loop'],
+                tokens_per_s=tokens * rates['train_lm'] / flops,
+                hand_tokens_per_s=tokens * rates['hand loop'] / flops,
+                seconds_600=BOOK_STEPS * flops / rates['train_lm'])
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(prog='python -m benchmarks',
                                      description=__doc__.split('\n')[0])
-    parser.add_argument('--steps', type=int, default=10,
-                        help='timed steps per measurement (default 10)')
-    parser.add_argument('--repeats', type=int, default=3,
-                        help='alternating measurements per loop (default 3)')
+    parser.add_argument('--steps', type=int, default=5,
+                        help='training steps per timed run (default 5)')
+    parser.add_argument('--rounds', type=int, default=3,
+                        help='rounds of peak, train_lm and hand loop, taken '
+                             'in turns (default 3)')
     parser.add_argument('--frameworks', default='torch,jax',
                         help='comma-separated subset of torch,jax')
     args = parser.parse_args(argv)
@@ -207,42 +230,45 @@ def main(argv=None):
     unknown = set(frameworks) - {'torch', 'jax'}
     if unknown:
         parser.error(f'--frameworks accepts torch and jax, got {unknown}')
-    os.environ.setdefault('D2L_MINI_DATA', os.path.join(
-        os.path.dirname(os.path.dirname(os.path.abspath(__file__))), 'data'))
+    if args.steps < 1 or args.rounds < 1:
+        parser.error('--steps and --rounds must be at least 1')
+    if 'torch' in frameworks:
+        # as in the notebooks: d2l_mini.torch is imported before torch
+        import d2l_mini.torch  # noqa: F401
 
     print(f'CharLM: width {CONFIG["num_hiddens"]}, {CONFIG["num_heads"]} '
           f'heads, {CONFIG["num_blks"]} blocks, batch '
           f'{CONFIG["batch_size"]} x {CONFIG["num_steps"]} characters, '
-          f'AdamW {CONFIG["lr"]:g}; {os.cpu_count()} CPUs; load average '
-          f'{os.getloadavg()[0]:.1f}')
-    peaks = {}
-    if 'torch' in frameworks:
-        import torch
-        threads = torch.get_num_threads()
-        for n in sorted({1, threads}):
-            peaks[f'torch, {n} thread{"s" if n > 1 else ""}'] = \
-                torch_peak(n)
-    if 'jax' in frameworks:
-        peaks['jax (XLA, all threads)'] = jax_peak()
-    print('matrix-multiply peak (1024 x 1024 float32, best of 5):')
-    for name, rate in peaks.items():
-        print(f'  {name:<24} {rate / 1e9:7.1f} GFLOP/s')
-    peak = max(peaks.values())
-    print(f'  the fractions below use the highest: {peak / 1e9:.1f} GFLOP/s')
-
+          f'AdamW {CONFIG["lr"]:g}; {os.cpu_count()} CPUs, load average '
+          f'{os.getloadavg()[0]:.1f}; medians of {args.rounds} rounds of '
+          f'{args.steps} steps')
     rows = []
     for framework in frameworks:
-        row = measure(framework, peak, args.steps, args.repeats)
+        row = measure(framework, args.steps, args.rounds)
         rows.append(row)
         print(f'{framework}: {row["params"]} parameters, '
-              f'{step_flops(row["params"]) / 1e9:.1f} GFLOP per step, '
-              f'warm-up {row["warmup"]:.1f} s')
-        print(f'  train_lm   {row["tokens_per_s"]:9.0f} tokens/s  '
-              f'{row["gflops"]:6.1f} GFLOP/s  {100 * row["fraction"]:5.1f}% '
-              f'of peak  {row["seconds_600"]:6.0f} s per {BOOK_STEPS} steps')
-        print(f'  hand loop  {row["hand_tokens_per_s"]:9.0f} tokens/s  '
-              f'train_lm / hand loop time ratio {row["ratio"]:.2f}')
+              f'{row["flops"] / 1e9:.1f} GFLOP per step, warm-up '
+              f'{row["warmup"]:.0f} s; peak ({row["peak_name"]}, 1024^3) '
+              f'{row["peak"] / 1e9:.1f} GFLOP/s' + (
+                  f' (1 thread: {row["peak_1"] / 1e9:.1f})'
+                  if row['peak_1'] else ''))
+        for name, key, tokens in (('train_lm', 'train_lm', 'tokens_per_s'),
+                                  ('hand loop', 'hand', 'hand_tokens_per_s')):
+            print(f'  {name:<9} {row[tokens]:7.0f} tokens/s '
+                  f'{row[key] / 1e9:6.1f} GFLOP/s '
+                  f'{100 * row[key] / row["peak"]:5.1f}% of peak')
+        print(f'  train_lm takes {row["hand"] / row["train_lm"]:.2f} x the '
+              f'time of the hand loop; {BOOK_STEPS} steps: '
+              f'{row["seconds_600"]:.0f} s')
         sys.stdout.flush()
+    best = max(max(r['peak'], r['peak_1'] or 0) for r in rows)
+    print(f'summary (fractions of the highest matmul rate seen, '
+          f'{best / 1e9:.1f} GFLOP/s):')
+    for row in rows:
+        print(f'  {row["framework"]:<6} train_lm {row["tokens_per_s"]:7.0f} '
+              f'tokens/s, {100 * row["train_lm"] / best:5.1f}% of peak, '
+              f'{row["hand"] / row["train_lm"]:.2f} x the hand loop\'s time, '
+              f'{row["seconds_600"]:.0f} s per {BOOK_STEPS} steps')
     return rows
 
 

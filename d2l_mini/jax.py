@@ -180,11 +180,12 @@ def lm_loss(model, X, Y):
     return optax.softmax_cross_entropy_with_integer_labels(logits, Y).mean()
 
 
-@functools.partial(jax.jit, static_argnums=0, donate_argnums=1)
+# The state is not donated: a reader may still hold arrays of the model (say,
+# the weights before training), which donation would invalidate.
+@functools.partial(jax.jit, static_argnums=0)
 def _train_step(graphdef, state, X, Y):
-    """One optimizer step on the split (model, optimizer) pair. Compiled once
-    per graph structure (the static ``graphdef``); the state is donated, so
-    parameters and optimizer moments are updated in place."""
+    """One optimizer step on the split (model, optimizer) pair, compiled once
+    per graph structure (the static ``graphdef``)."""
     model, optimizer = nnx.merge(graphdef, state)
     grad_fn = nnx.value_and_grad(lm_loss, argnums=nnx.DiffState(
         0, optimizer.wrt))

@@ -124,12 +124,13 @@ def jax_run(jx):
     wrong = float(optax.softmax_cross_entropy_with_integer_labels(
         logits, X).mean())
     optimizer = nnx.Optimizer(model, optax.adam(1e-2), wrt=nnx.Param)
-    before = np.asarray(model.out.kernel[...]).copy()
+    held = model.out.kernel[...]  # an array of the model a reader may keep
+    before = np.asarray(held).copy()
     losses = d2l.train_lm(model, tm, optimizer, 30)
     compiled = d2l._train_step._cache_size()
     losses += d2l.train_lm(model, tm, optimizer, 10)
     return dict(model=model, optimizer=optimizer, losses=losses,
-                expected=expected, wrong=wrong, before=before,
+                expected=expected, wrong=wrong, before=before, held=held,
                 recompiled=d2l._train_step._cache_size() != compiled)
 
 
@@ -144,6 +145,9 @@ def test_jax_train_lm_lowers_the_loss_and_compiles_once(jax_run):
     assert not np.allclose(np.asarray(model.out.kernel[...]),
                            jax_run['before'])
     assert int(optimizer.step[...]) == 40
+    # arrays taken from the model before training stay valid (not donated)
+    np.testing.assert_array_equal(np.asarray(jax_run['held']),
+                                  jax_run['before'])
 
 
 def test_jax_first_loss_is_next_token_cross_entropy(jax_run):
