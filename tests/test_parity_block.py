@@ -1,0 +1,270 @@
+"""The chapter's FeedForward, TransformerBlock and CharLM agree between PyTorch and
+JAX: with the PyTorch weights copied into the Flax twin, both compute the same
+outputs (float32, within 1e-5). Plus the behaviour both share: validated
+constructor arguments, causal language modelling, reproducible sampling."""
+import numpy as np
+import pytest
+
+torch = pytest.importorskip('torch')
+jax = pytest.importorskip('jax')
+from jax import numpy as jnp  # noqa: E402
+from flax import nnx  # noqa: E402
+
+from d2l_mini import jax as d2l_jax  # noqa: E402
+from d2l_mini import torch as d2l_torch  # noqa: E402
+
+TOL = 1e-5
+
+
+@pytest.fixture(autouse=True)
+def one_thread():
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)  # tiny tensors: extra threads only add noise
+    yield
+    torch.set_num_threads(threads)
+
+
+def numpy(tensor):
+    return tensor.detach().cpu().numpy()
+
+
+def jitter(module, seed=0):
+    """Perturb every parameter, so that unit gains and zero biases are not
+    what the copy (or its absence) happens to leave behind."""
+    generator = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        for p in module.parameters():
+            p.add_(0.1 * torch.randn(p.shape, generator=generator))
+    return module
+
+
+def copy_linear(src, dst):
+    assert (src.bias is None) == (dst.bias is None), 'bias mismatch'
+    dst.kernel[...] = jnp.asarray(numpy(src.weight).T)
+    if src.bias is not None:
+        dst.bias[...] = jnp.asarray(numpy(src.bias))
+
+
+def copy_norm(src, dst):
+    assert type(src).__name__ == type(dst).__name__, (src, dst)
+    dst.scale[...] = jnp.asarray(numpy(src.weight))
+    if isinstance(src, torch.nn.LayerNorm):
+        dst.bias[...] = jnp.asarray(numpy(src.bias))
+
+
+def copy_attention(src, dst):
+    for name in ('W_q', 'W_k', 'W_v', 'W_o'):
+        copy_linear(getattr(src, name), getattr(dst, name))
+
+
+def copy_ffn(src, dst):
+    assert src.act == dst.act
+    names = ('W_1', 'W_2') + (('W_g',) if src.act == 'swiglu' else ())
+    for name in names:
+        copy_linear(getattr(src, name), getattr(dst, name))
+
+
+def copy_block(src, dst):
+    copy_norm(src.norm1, dst.norm1)
+    copy_norm(src.norm2, dst.norm2)
+    copy_attention(src.attention, dst.attention)
+    copy_ffn(src.ffn, dst.ffn)
+
+
+def copy_charlm(src, dst):
+    dst.token_emb.embedding[...] = jnp.asarray(numpy(src.token_emb.weight))
+    dst.pos_emb.embedding[...] = jnp.asarray(numpy(src.pos_emb.weight))
+    assert len(src.blks) == len(dst.blks)
+    for src_blk, dst_blk in zip(src.blks, dst.blks):
+        copy_block(src_blk, dst_blk)
+    copy_norm(src.norm, dst.norm)
+
+
+def assert_close(torch_out, jax_out):
+    expected, got = numpy(torch_out), np.asarray(jax_out)
+    assert expected.shape == got.shape
+    np.testing.assert_allclose(got, expected, rtol=TOL, atol=TOL)
+
+
+@nnx.jit
+def jax_apply(model, *args):
+    """Call a Flax model compiled: one compilation per test instead of one
+    per operation and shape in eager mode."""
+    return model(*args)
+
+
+def random_input(shape, seed=0):
+    return np.random.default_rng(seed).standard_normal(shape).astype(np.float32)
+
+
+# ------------------------------------------------------------------ parity
+
+@pytest.mark.parametrize('act', ['gelu', 'swiglu'])
+@pytest.mark.parametrize('bias', [False, True])
+def test_feedforward_parity(act, bias):
+    torch.manual_seed(0)
+    pt = jitter(d2l_torch.FeedForward(24, act, bias=bias))
+    jx = d2l_jax.FeedForward(24, act, bias=bias, rngs=nnx.Rngs(0))
+    copy_ffn(pt, jx)
+    X = random_input((2, 5, 24))
+    assert_close(pt(torch.from_numpy(X)), jax_apply(jx, jnp.asarray(X)))
+
+
+def test_feedforward_widths_follow_the_weight_budget():
+    """4d for the GELU MLP, round(8d/3) for SwiGLU, in both frameworks."""
+    for act, width in (('gelu', 1024), ('swiglu', 683)):
+        assert d2l_torch.FeedForward(256, act).W_1.weight.shape == (width, 256)
+        assert d2l_jax.FeedForward(256, act, rngs=nnx.Rngs(0)).W_1.kernel.shape \
+            == (256, width)
+
+
+CONFIGS = {
+    'modern': dict(),
+    '2017': dict(norm='layer', act='gelu', pre_norm=False, bias=True),
+}
+
+
+@pytest.mark.parametrize('config', list(CONFIGS))
+@pytest.mark.parametrize('mask', ['none', 'causal', 'per-sequence'])
+def test_transformer_block_parity(config, mask):
+    B, T, d, h = 2, 7, 32, 4
+    torch.manual_seed(0)
+    pt = jitter(d2l_torch.TransformerBlock(d, h, **CONFIGS[config])).eval()
+    jx = d2l_jax.TransformerBlock(d, h, **CONFIGS[config], rngs=nnx.Rngs(0))
+    jx.eval()
+    copy_block(pt, jx)
+    X = random_input((B, T, d))
+    lens = {'none': None,
+            'causal': np.tile(np.arange(1, T + 1), (B, 1)),
+            'per-sequence': np.array([3, T])}[mask]
+    pt_out = pt(torch.from_numpy(X),
+                None if lens is None else torch.from_numpy(lens))
+    jx_out = jax_apply(jx, jnp.asarray(X),
+                       None if lens is None else jnp.asarray(lens))
+    assert_close(pt_out, jx_out)
+
+
+@pytest.mark.parametrize('act', ['gelu', 'swiglu'])
+def test_charlm_parity(act):
+    vocab_size, B, T = 28, 2, 12
+    torch.manual_seed(0)
+    pt = jitter(d2l_torch.CharLM(vocab_size, num_hiddens=32, num_heads=4,
+                                 num_blks=2, act=act, max_len=16)).eval()
+    jx = d2l_jax.CharLM(vocab_size, num_hiddens=32, num_heads=4, num_blks=2,
+                        act=act, max_len=16, rngs=nnx.Rngs(0))
+    jx.eval()
+    copy_charlm(pt, jx)
+    tokens = np.random.default_rng(1).integers(0, vocab_size, (B, T))
+    assert_close(pt(torch.from_numpy(tokens)), jax_apply(jx, jnp.asarray(tokens)))
+
+
+# ------------------------------------------------- behaviour in both frameworks
+
+def build(framework, cls, *args, **kwargs):
+    if framework == 'pytorch':
+        return getattr(d2l_torch, cls)(*args, **kwargs)
+    return getattr(d2l_jax, cls)(*args, **kwargs, rngs=nnx.Rngs(0))
+
+
+FRAMEWORKS = ['pytorch', 'jax']
+
+BAD_ARGUMENTS = [
+    ('FeedForward', (16,), dict(act='relu'), ValueError, "act must be 'gelu' or 'swiglu'"),
+    ('FeedForward', (0,), dict(), ValueError, 'num_hiddens'),
+    ('TransformerBlock', (16, 2), dict(norm='batch'), ValueError,
+     "norm must be 'rms' or 'layer'"),
+    ('TransformerBlock', (16, 2), dict(act='GELU'), ValueError,
+     "act must be 'gelu' or 'swiglu'"),
+    ('TransformerBlock', (16, 3), dict(), ValueError, 'num_heads'),
+    ('TransformerBlock', (16, 2), dict(pre_norm='post'), TypeError, 'pre_norm'),
+    ('CharLM', (28,), dict(max_len=0), ValueError, 'max_len'),
+    ('CharLM', (28,), dict(num_blks=2.0), ValueError, 'num_blks'),
+    ('CharLM', (28,), dict(act='swish'), ValueError, 'act'),
+]
+
+
+@pytest.mark.parametrize('framework', FRAMEWORKS)
+@pytest.mark.parametrize('cls, args, kwargs, error, message', BAD_ARGUMENTS)
+def test_constructors_reject_bad_arguments(framework, cls, args, kwargs, error,
+                                           message):
+    with pytest.raises(error, match=message.replace('(', r'\(')):
+        build(framework, cls, *args, **kwargs)
+
+
+@pytest.mark.parametrize('framework', FRAMEWORKS)
+def test_factories_replace_the_sublayers(framework):
+    if framework == 'pytorch':
+        attn = d2l_torch.MultiHeadAttention(16, 4)
+        ffn = d2l_torch.FeedForward(16, 'gelu')
+        blk = d2l_torch.TransformerBlock(16, 2, attn_factory=lambda: attn,
+                                         ffn_factory=lambda: ffn)
+        X = torch.ones(1, 3, 16)
+    else:
+        attn = d2l_jax.MultiHeadAttention(16, 4, rngs=nnx.Rngs(1))
+        ffn = d2l_jax.FeedForward(16, 'gelu', rngs=nnx.Rngs(2))
+        blk = d2l_jax.TransformerBlock(16, 2, attn_factory=lambda rngs: attn,
+                                       ffn_factory=lambda rngs: ffn,
+                                       rngs=nnx.Rngs(0))
+        X = jnp.ones((1, 3, 16))
+    assert blk.attention is attn and blk.ffn is ffn
+    Y = blk(X) if framework == 'pytorch' else jax_apply(blk, X)
+    assert tuple(Y.shape) == (1, 3, 16)
+
+
+@pytest.mark.parametrize('framework', FRAMEWORKS)
+def test_charlm_is_causal(framework):
+    """Changing later tokens never changes the logits at earlier positions."""
+    model = build(framework, 'CharLM', 28, num_hiddens=32, num_heads=4,
+                  max_len=16)
+    rng = np.random.default_rng(0)
+    tokens = rng.integers(0, 28, (2, 10))
+    changed = tokens.copy()
+    changed[:, 6:] = rng.integers(0, 28, (2, 4))
+    if framework == 'pytorch':
+        out, out_changed = (numpy(model(torch.from_numpy(t)))
+                            for t in (tokens, changed))
+    else:
+        out, out_changed = (np.asarray(jax_apply(model, jnp.asarray(t)))
+                            for t in (tokens, changed))
+    np.testing.assert_allclose(out[:, :6], out_changed[:, :6], atol=1e-6)
+    assert np.abs(out[:, 6:] - out_changed[:, 6:]).max() > 1e-3
+
+
+@pytest.mark.parametrize('framework', FRAMEWORKS)
+def test_charlm_rejects_sequences_longer_than_max_len(framework):
+    model = build(framework, 'CharLM', 28, num_hiddens=16, num_heads=2,
+                  max_len=8)
+    tokens = np.zeros((1, 9), dtype=np.int64)
+    wrap = torch.from_numpy if framework == 'pytorch' else jnp.asarray
+    with pytest.raises(ValueError, match='max_len'):
+        model(wrap(tokens))
+
+
+class Letters:
+    """The part of d2l's Vocab that generate uses, for 'a' to 'z' and ' '."""
+    idx_to_token = ['<unk>'] + list('abcdefghijklmnopqrstuvwxyz ')
+
+    def __getitem__(self, tokens):
+        return [self.idx_to_token.index(t) for t in tokens]
+
+    def to_tokens(self, indices):
+        return [self.idx_to_token[int(i)] for i in indices]
+
+
+@pytest.mark.parametrize('framework', FRAMEWORKS)
+def test_generate_is_reproducible_and_extends_the_prefix(framework):
+    d2l = d2l_torch if framework == 'pytorch' else d2l_jax
+    model = build(framework, 'CharLM', 28, num_hiddens=16, num_heads=2,
+                  max_len=8)
+    vocab = Letters()
+    first = d2l.generate(model, vocab, 'the time', 12, temperature=1.0, seed=3)
+    again = d2l.generate(model, vocab, 'the time', 12, temperature=1.0, seed=3)
+    other = d2l.generate(model, vocab, 'the time', 12, temperature=1.0, seed=4)
+    assert first == again and first.startswith('the time')
+    assert first != other
+    for bad, message in ((dict(temperature=0.0), 'temperature'),
+                         (dict(prefix=''), 'prefix')):
+        kwargs = dict(prefix='ab', temperature=1.0) | bad
+        with pytest.raises(ValueError, match=message):
+            d2l.generate(model, vocab, kwargs['prefix'], 3,
+                         temperature=kwargs['temperature'])
