@@ -14,7 +14,7 @@ import sys
 import time
 from pathlib import Path
 
-from tools import save
+from tools import records, save
 from tools.execute import ExecutionFailed, execute
 from tools.merge import NotExecuted, merge_all
 from tools.paths import FRAMEWORKS, Layout, write_atomic
@@ -41,8 +41,12 @@ def prune(layout: Layout, names: list[str]) -> list[Path]:
 
 
 def render_inputs_hash(layout: Layout) -> str:
-    """A hash of everything the HTML is made from."""
-    files = [layout.config, layout.toc, layout.requirements, layout.records]
+    """A hash of everything the HTML is made from.
+
+    A notebook that was executed last time and is cached now is the same run, so the
+    records' "executed"/"cached" status does not count as a change.
+    """
+    files = [layout.config, layout.toc, layout.requirements]
     files += sorted(layout.book.rglob("*"))
     files += sorted((layout.root / "tools").glob("*.py"))
     for step in ("merged", "notebooks"):
@@ -52,6 +56,9 @@ def render_inputs_hash(layout: Layout) -> str:
         if path.is_file() and "__pycache__" not in path.parts:
             data = path.read_bytes()
             digest.update(f"{path.as_posix()} {len(data)}\n".encode() + data)
+    runs = [dict(r, status="ran" if r.get("status") in ("executed", "cached") else r.get("status"))
+            for r in records.load(layout)]
+    digest.update(json.dumps(runs, sort_keys=True).encode())
     return digest.hexdigest()
 
 
