@@ -215,7 +215,7 @@ def train_lm(model, data, optimizer, num_steps):
                     break
     finally:
         nnx.update((model, optimizer), state)
-    return np.asarray(jnp.stack(losses)).tolist()
+    return [float(loss) for loss in jax.device_get(losses)]
 
 
 # ---- Below: code saved from the book by `python -m tools.save`; do not edit by hand. ----
