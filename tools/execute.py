@@ -122,11 +122,9 @@ def plan(names: list[str], layout: Layout, force: bool = False, log=print):
             notebook = nbformat.read(layout.notebook(framework, rel), as_version=4)
             job = Job(rel, framework, notebook, notebook_hash(notebook, layout),
                       layout.executed(framework, rel))
-            reused = None
             executed = None if force else read_executed(job.output)
-            if executed is not None:
-                if recorded(executed).get("hash") == job.hash:
-                    reused = reuse_outputs(job, executed)
+            up_to_date = executed is not None and recorded(executed).get("hash") == job.hash
+            reused = reuse_outputs(job, executed) if up_to_date else None
             if reused is None:
                 jobs.append(job)
                 continue

@@ -9,10 +9,12 @@ become block quotes.  Code spans, code blocks and math are left alone.
 from __future__ import annotations
 
 import base64
+import codecs
 import functools
 import re
 from pathlib import Path
 
+import latexcodec  # noqa: F401  (registers the "ulatex" codec)
 import yaml
 from pybtex.database.input.bibtex import Parser as BibtexParser
 from markdown_it.renderer import RendererHTML
@@ -119,7 +121,8 @@ class References:
 
     def _authors(self, entry) -> str:
         people = entry.persons.get("author") or entry.persons.get("editor") or []
-        names = ["".join(part.render_as("text") for part in p.rich_last_names) for p in people]
+        names = [codecs.decode(" ".join(p.last_names), "ulatex").replace("{", "").replace("}", "")
+                 for p in people]
         if not names:
             return "Anonymous"
         if len(names) == 1:
