@@ -1,12 +1,15 @@
 """The content hash that decides whether a notebook must run again.
 
 It covers what can change a notebook's outputs: the source of its code cells (and
-whether each may raise), every ``d2l_mini/*.py`` file and ``requirements.txt``.
-Prose is left out, so editing Markdown re-executes nothing.
+whether each may raise), every ``d2l_mini/*.py`` file, ``requirements.txt`` and the
+installed builds of the frameworks (a CUDA build of the same version counts as a
+change).  Prose is left out, so editing Markdown re-executes nothing.
 """
 from __future__ import annotations
 
+import functools
 import hashlib
+from importlib import metadata
 
 import nbformat
 
@@ -15,6 +18,19 @@ from tools.paths import Layout
 # Bump when execution or output cleaning changes in a way that alters outputs.
 CACHE_VERSION = "1"
 METADATA_KEY = "book_execution"
+FRAMEWORK_PACKAGES = ("torch", "jax", "jaxlib", "jax-cuda12-plugin", "jax-cuda13-plugin", "flax", "optax")
+
+
+@functools.cache
+def installed_builds() -> str:
+    """``name==version`` of each framework package installed here (``+cpu`` included)."""
+    lines = []
+    for name in FRAMEWORK_PACKAGES:
+        try:
+            lines.append(f"{name}=={metadata.version(name)}")
+        except metadata.PackageNotFoundError:
+            lines.append(f"{name} absent")
+    return "\n".join(lines)
 
 
 def notebook_hash(notebook: nbformat.NotebookNode, layout: Layout) -> str:
@@ -32,6 +48,7 @@ def notebook_hash(notebook: nbformat.NotebookNode, layout: Layout) -> str:
         digest.update(data)
     if layout.requirements.is_file():
         digest.update(b"requirements\n" + layout.requirements.read_bytes())
+    digest.update(f"installed\n{installed_builds()}\n".encode())
     return digest.hexdigest()
 
 
