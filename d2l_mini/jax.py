@@ -94,6 +94,8 @@ def _check_heads(num_hiddens, num_heads):
 
 
 def _check_dropout(dropout):
+    if isinstance(dropout, (bool, str)) or not np.isscalar(dropout):
+        raise TypeError(f'dropout must be a number in [0, 1), got {dropout!r}')
     if not 0 <= dropout < 1:
         raise ValueError(f'dropout must be in [0, 1), got {dropout!r}')
 

@@ -217,6 +217,11 @@ def test_dropout_out_of_range(fw, dropout):
         fw.make(8, 2, dropout=dropout)
 
 
+def test_dropout_must_be_a_number(fw):
+    with pytest.raises(TypeError, match='dropout'):
+        fw.make(8, 2, dropout=None)
+
+
 @pytest.mark.parametrize('lens', [np.array([1, 2, 3]), np.ones((2, 4), int),
                                   np.ones((2, 3, 1), int), np.array(3)])
 def test_valid_lens_with_a_wrong_shape(fw, lens):
