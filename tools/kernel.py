@@ -45,6 +45,9 @@ def kernel_environment(threads: int) -> dict[str, str]:
         # thread, the rest follows the cores the process may use.
         env["XLA_FLAGS"] = (env.get("XLA_FLAGS", "") + " --xla_cpu_multi_thread_eigen=false").strip()
     env.update({
+        # Idle OpenMP threads sleep instead of spinning, so kernels side by side do
+        # not steal each other's cores.
+        "OMP_WAIT_POLICY": "PASSIVE",
         "NO_COLOR": "1",
         "TQDM_DISABLE": "1",
         "MPLBACKEND": "module://matplotlib_inline.backend_inline",
