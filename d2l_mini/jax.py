@@ -221,3 +221,157 @@ def train_lm(model, data, optimizer, num_steps):
 
 
 # ---- Below: code saved from the book by `python -m tools.save`; do not edit by hand. ----
+
+
+# Saved from book/transformer-block/transformer-block.md
+class FeedForward(nnx.Module):
+    """Position-wise feed-forward network: a GELU MLP of width 4d
+    (act='gelu') or SwiGLU of width round(8d/3) (act='swiglu'), which have
+    the same number of weights up to rounding."""
+    def __init__(self, num_hiddens, act='swiglu', bias=False, *, rngs=None):
+        if isinstance(num_hiddens, bool) or not isinstance(num_hiddens, int) \
+                or num_hiddens < 1:
+            raise ValueError(
+                f'num_hiddens must be a positive int, got {num_hiddens!r}')
+        if act not in ('gelu', 'swiglu'):
+            raise ValueError(f"act must be 'gelu' or 'swiglu', got {act!r}")
+        rngs = nnx.Rngs(0) if rngs is None else rngs
+        self.act = act
+        if act == 'gelu':
+            self.ffn_hiddens = 4 * num_hiddens
+        else:
+            self.ffn_hiddens = round(8 * num_hiddens / 3)
+            self.W_g = nnx.Linear(num_hiddens, self.ffn_hiddens,
+                                  use_bias=bias, rngs=rngs)
+        self.W_1 = nnx.Linear(num_hiddens, self.ffn_hiddens, use_bias=bias,
+                              rngs=rngs)
+        self.W_2 = nnx.Linear(self.ffn_hiddens, num_hiddens, use_bias=bias,
+                              rngs=rngs)
+
+    def __call__(self, X):
+        if self.act == 'gelu':
+            hidden = nnx.gelu(self.W_1(X))  # the tanh approximation
+        else:  # the SiLU gate scales the linear view W_1 X elementwise
+            hidden = nnx.silu(self.W_g(X)) * self.W_1(X)
+        return self.W_2(hidden)
+
+
+# Saved from book/transformer-block/transformer-block.md
+class TransformerBlock(nnx.Module):
+    """Attention and a position-wise FFN on a residual stream.
+
+    norm: 'rms' (RMSNorm) or 'layer' (LayerNorm); act: 'swiglu' or 'gelu'
+    (see FeedForward); pre_norm: normalise each branch input (True) or the
+    stream after each addition (False); bias: biases in the linear layers.
+    attn_factory(rngs) and ffn_factory(rngs), when given, build replacement
+    sublayers; the attention one is called like d2l.MultiHeadAttention and
+    returns (output, weights). Call with X of shape (batch, length,
+    num_hiddens) and optional valid_lens, (batch,) or (batch, length)."""
+    def __init__(self, num_hiddens, num_heads, dropout=0, norm='rms',
+                 act='swiglu', pre_norm=True, bias=False, attn_factory=None,
+                 ffn_factory=None, *, rngs=None):
+        if norm not in ('rms', 'layer'):
+            raise ValueError(f"norm must be 'rms' or 'layer', got {norm!r}")
+        if act not in ('gelu', 'swiglu'):
+            raise ValueError(f"act must be 'gelu' or 'swiglu', got {act!r}")
+        if not isinstance(pre_norm, bool):
+            raise TypeError(f'pre_norm must be True or False, got {pre_norm!r}')
+        if num_hiddens % num_heads:
+            raise ValueError(f'num_heads ({num_heads}) must divide '
+                             f'num_hiddens ({num_hiddens})')
+        rngs = nnx.Rngs(0) if rngs is None else rngs
+        self.norm_kind, self.pre_norm = norm, pre_norm
+        make_norm = ((lambda: nnx.RMSNorm(num_hiddens, epsilon=1e-6,
+                                          rngs=rngs)) if norm == 'rms'
+                     else (lambda: nnx.LayerNorm(num_hiddens, epsilon=1e-5,
+                                                 rngs=rngs)))
+        self.norm1, self.norm2 = make_norm(), make_norm()
+        self.attention = (attn_factory(rngs) if attn_factory is not None else
+                          d2l.MultiHeadAttention(num_hiddens, num_heads,
+                                                 dropout, bias=bias,
+                                                 rngs=rngs))
+        self.ffn = (ffn_factory(rngs) if ffn_factory is not None else
+                    FeedForward(num_hiddens, act, bias=bias, rngs=rngs))
+        self.dropout = nnx.Dropout(dropout, rngs=rngs)
+
+    def attend(self, X, valid_lens):
+        return self.dropout(self.attention(X, X, X, valid_lens)[0])
+
+    def transform(self, X):
+        return self.dropout(self.ffn(X))
+
+    def __call__(self, X, valid_lens=None):
+        if self.pre_norm:
+            X = X + self.attend(self.norm1(X), valid_lens)
+            return X + self.transform(self.norm2(X))
+        X = self.norm1(X + self.attend(X, valid_lens))
+        return self.norm2(X + self.transform(X))
+
+
+# Saved from book/transformer-block/transformer-block.md
+class CharLM(nnx.Module):
+    """A character-level Transformer language model: token and learned
+    position embeddings, num_blks causal TransformerBlocks, a final
+    RMSNorm and an output layer that shares the token embedding."""
+    def __init__(self, vocab_size, num_hiddens=128, num_heads=4, num_blks=2,
+                 act='swiglu', max_len=128, *, rngs=None):
+        for name, value in (('vocab_size', vocab_size),
+                            ('num_blks', num_blks), ('max_len', max_len)):
+            if isinstance(value, bool) or not isinstance(value, int) \
+                    or value < 1:
+                raise ValueError(f'{name} must be a positive int, '
+                                 f'got {value!r}')
+        rngs = nnx.Rngs(0) if rngs is None else rngs
+        self.max_len = max_len
+        small = nnx.initializers.normal(stddev=0.02)
+        self.token_emb = nnx.Embed(vocab_size, num_hiddens,
+                                   embedding_init=small, rngs=rngs)
+        self.pos_emb = nnx.Embed(max_len, num_hiddens, embedding_init=small,
+                                 rngs=rngs)
+        self.blks = nnx.List([
+            TransformerBlock(num_hiddens, num_heads, act=act, rngs=rngs)
+            for _ in range(num_blks)])
+        self.norm = nnx.RMSNorm(num_hiddens, epsilon=1e-6, rngs=rngs)
+
+    def __call__(self, X):
+        batch_size, num_steps = X.shape
+        if num_steps > self.max_len:
+            raise ValueError(f'sequence length {num_steps} exceeds '
+                             f'max_len={self.max_len}')
+        positions = jnp.arange(num_steps)
+        H = self.token_emb(X) + self.pos_emb(positions)
+        # query t sees keys 0..t: a per-query valid length of t + 1
+        causal_lens = jnp.broadcast_to(positions + 1, (batch_size, num_steps))
+        for blk in self.blks:
+            H = blk(H, causal_lens)
+        return self.token_emb.attend(self.norm(H))
+
+
+# Saved from book/transformer-block/transformer-block.md
+@nnx.jit
+def _sample_next(model, context, position, key, temperature):
+    """Draw the token that follows `position` in the (1, max_len) `context`."""
+    logits = model(context)[0, position]
+    return jax.random.categorical(key, logits / temperature)
+
+def generate(model, vocab, prefix, num_chars, temperature=1.0, seed=0):
+    """Extend the string `prefix` by `num_chars` characters, each drawn
+    from the model's next-character distribution sharpened (temperature
+    below 1) or flattened (above 1) by `temperature`."""
+    if not prefix:
+        raise ValueError('prefix must hold at least one character')
+    if temperature <= 0:
+        raise ValueError(f'temperature must be positive, got {temperature!r}')
+    key = jax.random.key(seed)
+    tokens = vocab[list(prefix)]
+    model.eval()
+    for _ in range(num_chars):
+        # Pad the context on the right to max_len, so that one compiled
+        # function serves every length: causal attention keeps the padding
+        # invisible to the position whose successor we draw.
+        context = tokens[-model.max_len:]
+        padded = jnp.array([context + [0] * (model.max_len - len(context))])
+        key, subkey = jax.random.split(key)
+        tokens.append(int(_sample_next(model, padded, len(context) - 1,
+                                       subkey, temperature)))
+    return ''.join(vocab.to_tokens(tokens))
