@@ -3,7 +3,7 @@
 It covers what can change a notebook's outputs: the source of its code cells (and
 whether each may raise), every ``d2l_mini/*.py`` file, ``requirements.txt`` and the
 installed builds of the frameworks (a CUDA build of the same version counts as a
-change).  Prose is left out, so editing Markdown re-executes nothing.
+change) and the full-protocol switch of ``d2l_mini.settings``.  Prose is left out, so editing Markdown re-executes nothing.
 """
 from __future__ import annotations
 
@@ -12,6 +12,8 @@ import hashlib
 from importlib import metadata
 
 import nbformat
+
+from d2l_mini import settings
 
 from tools.paths import Layout
 
@@ -49,6 +51,7 @@ def notebook_hash(notebook: nbformat.NotebookNode, layout: Layout) -> str:
     if layout.requirements.is_file():
         digest.update(b"requirements\n" + layout.requirements.read_bytes())
     digest.update(f"installed\n{installed_builds()}\n".encode())
+    digest.update(f"full-protocol {settings.FULL_PROTOCOL}\n".encode())
     return digest.hexdigest()
 
 

@@ -1,0 +1,25 @@
+"""The content hash: what re-executes a notebook and what does not."""
+import nbformat
+from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
+
+from d2l_mini import settings
+from tools.cache import notebook_hash
+from tools.paths import Layout
+
+
+def _notebook(code, prose="Some prose."):
+    return new_notebook(cells=[new_markdown_cell(prose), new_code_cell(code)])
+
+
+def test_hash_follows_code_not_prose():
+    layout = Layout()
+    base = notebook_hash(_notebook("x = 1"), layout)
+    assert notebook_hash(_notebook("x = 1", prose="Other prose."), layout) == base
+    assert notebook_hash(_notebook("x = 2"), layout) != base
+
+
+def test_full_protocol_switch_changes_the_hash(monkeypatch):
+    layout = Layout()
+    reduced = notebook_hash(_notebook("x = 1"), layout)
+    monkeypatch.setattr(settings, "FULL_PROTOCOL", not settings.FULL_PROTOCOL)
+    assert notebook_hash(_notebook("x = 1"), layout) != reduced
