@@ -1,5 +1,4 @@
 """The content hash: what re-executes a notebook and what does not."""
-import nbformat
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
 from d2l_mini import settings
