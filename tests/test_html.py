@@ -178,13 +178,16 @@ def test_report_lists_each_notebook(site):
     document = soup(site.html / "report.html")
     header = [th.get_text(" ", strip=True) for th in document.select("table")[0].select("thead th")]
     assert header[:4] == ["Section", "Framework", "Wall time (s)", "Status"]
-    rows = [[td.get_text(" ", strip=True) for td in tr.find_all("td")]
-            for tr in document.select("table")[0].select("tbody tr")]
+    body = document.select("table")[0].select("tbody tr")
+    rows = [[td.get_text(" ", strip=True) for td in tr.find_all("td")] for tr in body]
+    links = [tr.find("td").find("a") for tr in body]
+    linked_to = [link["href"].split("#")[0] if link else None for link in links]
     assert len(rows) == 2 * len(site.sections)
     for rel in site.sections:
         title = soup(page(site, rel)).find("h1").get_text(" ", strip=True).rstrip("#").strip()
-        mine = [row for row in rows if row[0] and title.endswith(row[0])]
+        mine = [row for row, href in zip(rows, linked_to) if href == f"{rel}.html"]
         assert [row[1] for row in mine] == ["PyTorch", "JAX"], f"{rel}: {mine}"
+        assert mine[0][0] and title.endswith(mine[0][0]), (title, mine[0][0])
         assert all(row[3] in ("executed", "cached") for row in mine), mine
         assert all(float(row[2]) >= 0 for row in mine)
     text = document.get_text(" ", strip=True)
