@@ -194,6 +194,16 @@ def test_clean_text_strips_colour_progress_and_kernel_paths():
     assert clean_text(raw) == "Error\n100%\nFile <cell>:3\n"
 
 
+def test_clean_text_names_files_without_the_machine_they_ran_on():
+    from tools.paths import ROOT
+    raw = (f"File {ROOT}/d2l_mini/plotting.py:12, in plot\n"
+           f"File {ROOT}/.venv/lib/python3.11/site-packages/jax/_src/api.py:3\n"
+           "File /usr/lib/python3/dist-packages/numpy/core.py:9\n")
+    assert clean_text(raw) == ("File d2l_mini/plotting.py:12, in plot\n"
+                               "File site-packages/jax/_src/api.py:3\n"
+                               "File site-packages/numpy/core.py:9\n")
+
+
 @pytest.mark.slow
 def test_every_notebook_of_the_book_ran_in_both_frameworks(executed_book):
     layout = executed_book

@@ -1,15 +1,21 @@
 """Cleaning cell outputs, and comparing the outputs of the two frameworks.
 
 Cleaning (applied to every executed notebook): no ANSI escapes, no progress-bar
-carriage returns, kernel temp files shown as ``<cell>``.  Comparing (merge): the
-cleaned outputs also without memory addresses, execution counts and metadata.
+carriage returns, kernel temp files shown as ``<cell>``, files of the project and of
+installed packages by their paths inside the project or ``site-packages/``, so that no
+output names the machine it ran on.  Comparing (merge): the cleaned outputs also
+without memory addresses, execution counts and metadata.
 """
 from __future__ import annotations
 
 import re
 
+from tools.paths import ROOT
+
 ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]")
 KERNEL_FILE = re.compile(r"[^\s'\"()]*/ipykernel_\d+/\d+\.py")
+PROJECT_DIR = re.compile(re.escape(str(ROOT)) + r"/(?!\.venv/)")
+SITE_PACKAGES = re.compile(r"[^\s'\"()]*/(?:site|dist)-packages/")
 ADDRESS = re.compile(r"\b0x[0-9a-fA-F]{4,}\b")
 TEXT_TYPES = ("text/plain", "text/html", "text/markdown", "text/latex")
 
@@ -17,6 +23,8 @@ TEXT_TYPES = ("text/plain", "text/html", "text/markdown", "text/latex")
 def clean_text(text: str) -> str:
     text = ANSI.sub("", text)
     text = KERNEL_FILE.sub("<cell>", text)
+    text = SITE_PACKAGES.sub("site-packages/", text)
+    text = PROJECT_DIR.sub("", text)
     text = re.sub(r"\r+\n", "\n", text)
     # What a terminal shows: of each line, the part after its last carriage return.
     return "\n".join(line.rsplit("\r", 1)[-1] for line in text.split("\n"))
