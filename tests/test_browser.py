@@ -10,17 +10,10 @@ Outside CI a machine without Chromium skips these tests; in CI (CI set) it fails
 import functools
 import http.server
 import os
-import sys
 import threading
 from pathlib import Path
 
 import pytest
-
-REPO = Path(__file__).resolve().parent.parent
-if str(REPO) not in sys.path:
-    sys.path.insert(0, str(REPO))
-
-import book_site  # noqa: E402
 
 pytestmark = [pytest.mark.slow, pytest.mark.browser]
 
@@ -76,16 +69,6 @@ def browser():
         chromium = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
         yield chromium
         chromium.close()
-
-
-@pytest.fixture(scope="module", params=["demo", "real"])
-def site(request):
-    if request.param == "demo":
-        return book_site.demo_site()
-    built = book_site.real_site()
-    if built is None:
-        pytest.skip("tools/build.py is not there yet: only the hand-made book is checked")
-    return built
 
 
 class QuietHandler(http.server.SimpleHTTPRequestHandler):
