@@ -10,7 +10,7 @@ from jax import numpy as jnp
 from flax import nnx
 import optax
 
-from d2l_mini import data as _data
+from d2l_mini import checks, data as _data
 from d2l_mini.data import Vocab, preprocess, read_time_machine
 from d2l_mini.plotting import (check_shape, plot, set_axes, set_figsize,
                                use_svg_display)
@@ -83,23 +83,6 @@ def masked_softmax(scores, mask=None):
     return jax.nn.softmax(scores, axis=-1) * mask.any(-1, keepdims=True)
 
 
-def _check_heads(num_hiddens, num_heads):
-    for name, value in (('num_hiddens', num_hiddens),
-                        ('num_heads', num_heads)):
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise ValueError(f'{name} must be a positive int, got {value!r}')
-    if num_hiddens % num_heads:
-        raise ValueError(f'num_hiddens ({num_hiddens}) must be divisible by '
-                         f'num_heads ({num_heads})')
-
-
-def _check_dropout(dropout):
-    if isinstance(dropout, (bool, str)) or not np.isscalar(dropout):
-        raise TypeError(f'dropout must be a number in [0, 1), got {dropout!r}')
-    if not 0 <= dropout < 1:
-        raise ValueError(f'dropout must be in [0, 1), got {dropout!r}')
-
-
 def _per_position(layer, X):
     """``layer`` applied to every position of X (B, T, d) as one (B * T, d)
     matrix: the same numbers, but XLA on the CPU computes the gradient of a
@@ -125,8 +108,8 @@ class MultiHeadAttention(nnx.Module):
 
     def __init__(self, num_hiddens, num_heads, dropout=0.0, bias=False, *,
                  rngs=None):
-        _check_heads(num_hiddens, num_heads)
-        _check_dropout(dropout)
+        checks.check_heads(num_hiddens, num_heads)
+        checks.check_dropout(dropout)
         rngs = nnx.Rngs(0) if rngs is None else rngs
         self.num_hiddens, self.num_heads = num_hiddens, num_heads
         self.W_q = nnx.Linear(num_hiddens, num_hiddens, use_bias=bias, rngs=rngs)
@@ -177,12 +160,6 @@ class TimeMachine(_data.TimeMachine):
         return jnp.asarray(array.astype(np.int32))
 
 
-def _check_num_steps(num_steps):
-    if isinstance(num_steps, bool) or not isinstance(num_steps, int) \
-            or num_steps < 1:
-        raise ValueError(f'num_steps must be an int >= 1, got {num_steps!r}')
-
-
 def lm_loss(model, X, Y):
     """Mean next-token cross-entropy of a model mapping ids to logits."""
     logits = model(X)
@@ -211,7 +188,7 @@ def train_lm(model, data, optimizer, num_steps):
     step (loss, gradients, update) is compiled once per model structure and
     reused by later calls; losses stay on the device until the end. Returns
     the per-step training losses as Python floats."""
-    _check_num_steps(num_steps)
+    checks.check_num_steps(num_steps)
     model.train()
     graphdef, state = nnx.split((model, optimizer))
     losses = []

@@ -16,7 +16,7 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-from d2l_mini import data as _data
+from d2l_mini import checks, data as _data
 from d2l_mini.data import Vocab, preprocess, read_time_machine
 from d2l_mini.plotting import (check_shape, plot, set_axes, set_figsize,
                                use_svg_display)
@@ -92,8 +92,8 @@ class MultiHeadAttention(nn.Module):
 
     def __init__(self, num_hiddens, num_heads, dropout=0.0, bias=False):
         super().__init__()
-        _check_heads(num_hiddens, num_heads)
-        _check_dropout(dropout)
+        checks.check_heads(num_hiddens, num_heads)
+        checks.check_dropout(dropout)
         self.num_hiddens, self.num_heads = num_hiddens, num_heads
         self.bias = bias
         self.W_q = nn.Linear(num_hiddens, num_hiddens, bias=bias)
@@ -156,23 +156,6 @@ def _fused_attention(Q, K, V, mask, dropout_p):
     return output * sees_some, None
 
 
-def _check_heads(num_hiddens, num_heads):
-    for name, value in (('num_hiddens', num_hiddens),
-                        ('num_heads', num_heads)):
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise ValueError(f'{name} must be a positive int, got {value!r}')
-    if num_hiddens % num_heads:
-        raise ValueError(f'num_hiddens ({num_hiddens}) must be divisible by '
-                         f'num_heads ({num_heads})')
-
-
-def _check_dropout(dropout):
-    if isinstance(dropout, (bool, str)) or not np.isscalar(dropout):
-        raise TypeError(f'dropout must be a number in [0, 1), got {dropout!r}')
-    if not 0 <= dropout < 1:
-        raise ValueError(f'dropout must be in [0, 1), got {dropout!r}')
-
-
 class TimeMachine(_data.TimeMachine):
     """Character windows of The Time Machine as torch int64 tensors.
 
@@ -185,19 +168,13 @@ class TimeMachine(_data.TimeMachine):
         return torch.from_numpy(np.ascontiguousarray(array))
 
 
-def _check_num_steps(num_steps):
-    if isinstance(num_steps, bool) or not isinstance(num_steps, int) \
-            or num_steps < 1:
-        raise ValueError(f'num_steps must be an int >= 1, got {num_steps!r}')
-
-
 def train_lm(model, data, optimizer, num_steps):
     """Train a language model for ``num_steps`` optimizer steps on
     ``data.train_dataloader()`` (cycling through epochs) with next-token
     cross-entropy averaged over all positions. The model maps token ids (B, T)
     to logits (B, T, vocab). Model and batches go to ``try_gpu()``. Returns the
     per-step training losses as Python floats."""
-    _check_num_steps(num_steps)
+    checks.check_num_steps(num_steps)
     device = try_gpu()
     model.to(device)
     model.train()
