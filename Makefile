@@ -5,7 +5,7 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.requirements-installed
-FIGURE_SCRIPTS := $(sort $(wildcard tools/figures/*.py))
+FIGURE_MODULES := $(subst /,.,$(basename $(sort $(wildcard tools/figures/*.py))))
 
 .PHONY: book test test-fast bench save figures clean venv
 
@@ -33,7 +33,7 @@ save: $(STAMP)
 
 # Regenerate the schematic figures in book/img (each script is deterministic).
 figures: $(STAMP)
-	@for script in $(FIGURE_SCRIPTS); do echo "$(PY) $$script"; $(PY) $$script || exit 1; done
+	@for module in $(FIGURE_MODULES); do echo "$(PY) -m $$module"; $(PY) -m $$module || exit 1; done
 
 # Build products only: downloaded data (data/) stays.
 clean:

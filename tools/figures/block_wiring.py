@@ -1,11 +1,13 @@
 """Draw book/img/block-wiring.svg: one Transformer block, post-LN beside pre-LN.
 
-    python tools/figures/block_wiring.py
+    python -m tools.figures.block_wiring
 
 The SVG is written as plain text, element by element, so re-running the script
 gives a byte-identical file.
 """
 from pathlib import Path
+
+from tools.svg import arrow, document, fmt, line, text, write
 
 OUT = Path(__file__).resolve().parents[2] / 'book' / 'img' / 'block-wiring.svg'
 
@@ -14,21 +16,6 @@ BOX_W, BOX_H = 124, 34
 NORM_W, NORM_H = 84, 26
 FILL = {'attn': ('#dbe8f6', '#3b6ea5'), 'ffn': ('#e1f0d8', '#4d8a38'),
         'norm': ('#fcebcf', '#bf7a10')}
-
-
-def fmt(v):
-    return f'{v:g}'
-
-
-def arrow(points):
-    """A polyline through ``points`` ending in an arrow head."""
-    coords = ' '.join(f'{fmt(x)},{fmt(y)}' for x, y in points)
-    return f'<polyline class="wire" points="{coords}" marker-end="url(#head)"/>'
-
-
-def line(points):
-    coords = ' '.join(f'{fmt(x)},{fmt(y)}' for x, y in points)
-    return f'<polyline class="wire" points="{coords}"/>'
 
 
 def box(cx, cy, label, kind, w=BOX_W, h=BOX_H):
@@ -46,10 +33,6 @@ def plus(cx, cy, r=9):
 
 def dot(cx, cy):
     return f'<circle cx="{fmt(cx)}" cy="{fmt(cy)}" r="3" class="fork"/>'
-
-
-def text(x, y, s, cls='label'):
-    return f'<text x="{fmt(x)}" y="{fmt(y)}" class="{cls}">{s}</text>'
 
 
 def sublayer(sx, fork_y, join_y, branch):
@@ -106,26 +89,16 @@ def svg():
              '.title{font-size:16px;font-weight:bold}'
              '.var{font-style:italic;font-size:16px}'
              '.note{font-size:12px;fill:#555}')
-    head = (f'<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" '
-            f'height="{HEIGHT}" viewBox="0 0 {WIDTH} {HEIGHT}">'
-            f'<title>Transformer block: post-LN and pre-LN wiring</title>'
-            f'<style>{style}</style>'
-            '<defs><marker id="head" viewBox="0 0 10 10" refX="9" refY="5" '
-            'markerWidth="7" markerHeight="7" orient="auto-start-reverse">'
-            '<path d="M0,0L10,5L0,10z" fill="#333"/></marker></defs>'
-            f'<rect width="{WIDTH}" height="{HEIGHT}" fill="#fff"/>')
     body = post_ln(110) + pre_ln(430)
     body.append(f'<line x1="{WIDTH / 2}" y1="50" x2="{WIDTH / 2}" y2="545" '
                 'stroke="#ccc" stroke-dasharray="4 4"/>')
     body.append(text(70, 440, 'residual', 'note'))
     body.append(text(70, 455, 'stream', 'note'))
-    return head + '\n'.join([''] + body + ['']) + '</svg>\n'
+    return document(WIDTH, HEIGHT, 'Transformer block: post-LN and pre-LN wiring', style, body)
 
 
 def main():
-    OUT.parent.mkdir(parents=True, exist_ok=True)
-    OUT.write_text(svg(), encoding='utf-8')
-    print(f'wrote {OUT}')
+    write(OUT, svg())
 
 
 if __name__ == '__main__':

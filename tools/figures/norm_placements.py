@@ -2,12 +2,14 @@
 sublayer F: post-LN, pre-LN, on the branch output (OLMo 2), on both sides of
 the branch (Gemma 3).
 
-    python tools/figures/norm_placements.py
+    python -m tools.figures.norm_placements
 
 The SVG is written as plain text, element by element, so re-running the script
 gives a byte-identical file.
 """
 from pathlib import Path
+
+from tools.svg import arrow, document, fmt, line, text, write
 
 OUT = Path(__file__).resolve().parents[2] / 'book' / 'img' / 'norm-placements.svg'
 
@@ -32,20 +34,6 @@ PANELS = [
 ]
 
 
-def fmt(v):
-    return f'{v:g}'
-
-
-def arrow(points):
-    coords = ' '.join(f'{fmt(x)},{fmt(y)}' for x, y in points)
-    return f'<polyline class="wire" points="{coords}" marker-end="url(#head)"/>'
-
-
-def line(points):
-    coords = ' '.join(f'{fmt(x)},{fmt(y)}' for x, y in points)
-    return f'<polyline class="wire" points="{coords}"/>'
-
-
 def box(cx, cy, kind):
     w, h = (BOX_W, BOX_H) if kind == 'F' else (NORM_W, NORM_H)
     fill, stroke = FILL[kind]
@@ -54,10 +42,6 @@ def box(cx, cy, kind):
     return (f'<rect x="{fmt(cx - w / 2)}" y="{fmt(cy - h / 2)}" width="{w}" '
             f'height="{h}" rx="5" fill="{fill}" stroke="{stroke}"/>'
             f'<text x="{fmt(cx)}" y="{fmt(cy + 4.5)}"{cls}>{label}</text>')
-
-
-def text(x, y, s, cls='label'):
-    return f'<text x="{fmt(x)}" y="{fmt(y)}" class="{cls}">{s}</text>'
 
 
 def panel(x0, title, subtitle, branch, stream_norm, formula):
@@ -100,14 +84,6 @@ def svg():
              '.note{font-size:12px;fill:#555}'
              '.var{font-style:italic;font-size:15px}'
              '.formula{font-size:11.5px;font-family:Menlo,Consolas,monospace}')
-    head = (f'<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" '
-            f'height="{HEIGHT}" viewBox="0 0 {WIDTH} {HEIGHT}">'
-            '<title>Four placements of normalisation around a sublayer</title>'
-            f'<style>{style}</style>'
-            '<defs><marker id="head" viewBox="0 0 10 10" refX="9" refY="5" '
-            'markerWidth="7" markerHeight="7" orient="auto-start-reverse">'
-            '<path d="M0,0L10,5L0,10z" fill="#333"/></marker></defs>'
-            f'<rect width="{WIDTH}" height="{HEIGHT}" fill="#fff"/>')
     body = []
     for i, spec in enumerate(PANELS):
         x0 = 5 + i * PANEL_W
@@ -115,13 +91,11 @@ def svg():
         if i:
             body.append(f'<line x1="{x0}" y1="20" x2="{x0}" y2="380" '
                         'stroke="#ddd" stroke-dasharray="4 4"/>')
-    return head + '\n'.join([''] + body + ['']) + '</svg>\n'
+    return document(WIDTH, HEIGHT, 'Four placements of normalisation around a sublayer', style, body)
 
 
 def main():
-    OUT.parent.mkdir(parents=True, exist_ok=True)
-    OUT.write_text(svg(), encoding='utf-8')
-    print(f'wrote {OUT}')
+    write(OUT, svg())
 
 
 if __name__ == '__main__':
