@@ -2,7 +2,6 @@
 import functools
 import math
 import sys
-import time
 
 import numpy as np
 import jax

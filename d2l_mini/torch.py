@@ -2,7 +2,6 @@
 import math
 import os
 import sys
-import time
 
 # libgomp's threads busy-wait between parallel regions by default. When
 # another process wants the cores too (say, the JAX twin of a notebook

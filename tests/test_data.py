@@ -2,7 +2,6 @@
 import hashlib
 import io
 import pathlib
-import re
 
 import numpy as np
 import pytest

@@ -12,7 +12,6 @@ every notebook's wall time, status, versions and hardware.
 """
 from __future__ import annotations
 
-import argparse
 import asyncio
 import copy
 import dataclasses
@@ -29,7 +28,7 @@ from tools.cache import METADATA_KEY, notebook_hash, recorded
 from tools.kernel import NotebookFailed, run_notebook
 from tools.outputs import clean_notebook
 from tools.paths import FRAMEWORKS, Layout, write_atomic
-from tools.sections import find_sections, section_name
+from tools.sections import chosen_sections, find_sections, section_parser
 from tools.split import split_all
 
 DEFAULT_TIMEOUT = 2700.0  # the chapter's CharLM comparison takes ~20 min on one CPU thread
@@ -236,13 +235,11 @@ def execute(names: list[str], layout: Layout, *, jobs=None, timeout=None, force:
 
 def main(argv: list[str] | None = None, layout: Layout | None = None) -> int:
     layout = layout or Layout()
-    parser = argparse.ArgumentParser(prog="python -m tools.execute",
-                                     description=__doc__.split("\n")[0])
-    parser.add_argument("sections", nargs="*", help="book/<rel>.md files (default: all sections)")
+    parser = section_parser("python -m tools.execute", __doc__)
     parser.add_argument("--force", action="store_true", help="execute even if the cache is up to date")
     args = parser.parse_args(argv)
+    names = chosen_sections(parser, args, layout)
     try:
-        names = [section_name(layout, arg) for arg in args.sections] or find_sections(layout)
         settings()
     except ValueError as error:
         parser.error(str(error))

@@ -10,7 +10,6 @@ The Colab install cell is left out.
 """
 from __future__ import annotations
 
-import argparse
 import copy
 import sys
 
@@ -18,7 +17,7 @@ import nbformat
 
 from tools.outputs import comparable
 from tools.paths import FRAMEWORKS, Layout, write_atomic
-from tools.sections import SourceCell, find_sections, read_section, section_name
+from tools.sections import SourceCell, chosen_sections, read_section, section_parser
 from tools.split import KERNELSPEC
 
 
@@ -99,13 +98,9 @@ def merge_all(names: list[str], layout: Layout) -> dict:
 
 def main(argv: list[str] | None = None, layout: Layout | None = None) -> int:
     layout = layout or Layout()
-    parser = argparse.ArgumentParser(prog="python -m tools.merge", description=__doc__.split("\n")[0])
-    parser.add_argument("sections", nargs="*", help="book/<rel>.md files (default: all sections)")
+    parser = section_parser("python -m tools.merge", __doc__)
     args = parser.parse_args(argv)
-    try:
-        names = [section_name(layout, arg) for arg in args.sections] or find_sections(layout)
-    except ValueError as error:
-        parser.error(str(error))
+    names = chosen_sections(parser, args, layout)
     try:
         for rel, path in merge_all(names, layout).items():
             print(f"merged {rel} -> {path}")

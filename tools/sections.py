@@ -6,6 +6,7 @@ its path below ``book/`` without ``.md`` (``transformer-block/vit``).
 """
 from __future__ import annotations
 
+import argparse
 import dataclasses
 from pathlib import Path
 
@@ -148,3 +149,19 @@ def in_toc_order(layout: Layout, names: list[str]) -> list[str]:
         entry = entry.removeprefix("./")
         order.setdefault(entry.removeprefix(book_prefix), position)
     return sorted(names, key=lambda name: (order.get(name, len(order)), name))
+
+
+def section_parser(prog: str, doc: str) -> argparse.ArgumentParser:
+    """A command-line parser for a step that works on some or all sections."""
+    parser = argparse.ArgumentParser(prog=prog, description=doc.split("\n")[0])
+    parser.add_argument("sections", nargs="*", help="book/<rel>.md files (default: all sections)")
+    return parser
+
+
+def chosen_sections(parser: argparse.ArgumentParser, args, layout: Layout) -> list[str]:
+    """The sections named on the command line, or all of them; a bad name ends the
+    program with the parser's usage and the reason."""
+    try:
+        return [section_name(layout, arg) for arg in args.sections] or find_sections(layout)
+    except ValueError as error:
+        parser.error(str(error))

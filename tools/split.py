@@ -10,7 +10,6 @@ tags are dropped (merge reads them again from the source), other tags are kept.
 """
 from __future__ import annotations
 
-import argparse
 import sys
 
 import nbformat
@@ -18,7 +17,7 @@ import nbformat
 from tools import colab
 from tools.myst import Converter, References
 from tools.paths import FRAMEWORKS, Layout, write_atomic
-from tools.sections import Section, find_sections, read_section, section_name
+from tools.sections import Section, chosen_sections, read_section, section_parser
 
 KERNELSPEC = {"display_name": "Python 3", "language": "python", "name": "python3"}
 
@@ -77,13 +76,9 @@ def split_all(names: list[str], layout: Layout) -> dict[str, dict]:
 
 def main(argv: list[str] | None = None, layout: Layout | None = None) -> int:
     layout = layout or Layout()
-    parser = argparse.ArgumentParser(prog="python -m tools.split", description=__doc__.split("\n")[0])
-    parser.add_argument("sections", nargs="*", help="book/<rel>.md files (default: all sections)")
+    parser = section_parser("python -m tools.split", __doc__)
     args = parser.parse_args(argv)
-    try:
-        names = [section_name(layout, arg) for arg in args.sections] or find_sections(layout)
-    except ValueError as error:
-        parser.error(str(error))
+    names = chosen_sections(parser, args, layout)
     for rel, paths in split_all(names, layout).items():
         for framework, path in paths.items():
             print(f"split {rel} [{framework}] -> {path.relative_to(layout.root) if path.is_relative_to(layout.root) else path}")
