@@ -174,6 +174,39 @@ def jax_loops():
     return num_params, library, by_hand
 
 
+def jax_dense_layouts(rounds, calls=10):
+    """Time of the weight gradient of one dense layer (d -> round(8d/3), the
+    SwiGLU width) applied to a (B, T, d) array, over the time for the same
+    numbers as a (B * T, d) matrix: why d2l_mini's attention and the book's
+    JAX FeedForward flatten the positions first."""
+    import jax
+    B, T, d = CONFIG['batch_size'], CONFIG['num_steps'], CONFIG['num_hiddens']
+    width = round(8 * d / 3)
+    keys = jax.random.split(jax.random.key(0), 3)
+    X = jax.random.normal(keys[0], (B, T, d))
+    W = jax.random.normal(keys[1], (d, width))
+    G = jax.random.normal(keys[2], (B, T, width))
+
+    def weight_grad(X, W, G):
+        return jax.vjp(lambda W: X @ W, W)[1](G)[0]
+
+    def probe(X, G):
+        run = jax.jit(weight_grad)
+        run(X, W, G).block_until_ready()
+
+        def timed():
+            start = time.perf_counter()
+            for _ in range(calls):
+                run(X, W, G).block_until_ready()
+            return time.perf_counter() - start
+        return timed
+
+    times = in_turns({'3d': probe(X, G),
+                      '2d': probe(X.reshape(-1, d), G.reshape(-1, width))},
+                     rounds)
+    return times['3d'] / times['2d']
+
+
 # ---------------------------------------------------------------- report
 
 def measure(framework, steps, rounds):
@@ -260,6 +293,10 @@ def main(argv=None):
         print(f'  train_lm takes {row["hand"] / row["train_lm"]:.2f} x the '
               f'time of the hand loop; {BOOK_STEPS} steps: '
               f'{row["seconds_600"]:.0f} s')
+        if framework == 'jax':
+            print(f'  a dense layer\'s weight gradient on (B, T, d) takes '
+                  f'{jax_dense_layouts(args.rounds):.2f} x the time on '
+                  f'(B * T, d)')
         sys.stdout.flush()
     best = max(max(r['peak'], r['peak_1'] or 0) for r in rows)
     print(f'summary (fractions of the highest matmul rate seen, '
