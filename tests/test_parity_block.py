@@ -268,3 +268,36 @@ def test_generate_is_reproducible_and_extends_the_prefix(framework):
         with pytest.raises(ValueError, match=message):
             d2l.generate(model, vocab, kwargs['prefix'], 3,
                          temperature=kwargs['temperature'])
+
+
+def stream_gain(block, X, scale):
+    """RMS of block(scale * X) over the RMS of scale * X (numpy in, float out)."""
+    if isinstance(block, torch.nn.Module):
+        with torch.no_grad():
+            Y = numpy(block(torch.from_numpy(scale * X)))
+    else:
+        Y = np.asarray(block(jnp.asarray(scale * X)))
+    return float(np.sqrt(np.mean(Y ** 2) / np.mean((scale * X) ** 2)))
+
+
+def make_block(framework, norm, pre_norm):
+    if framework == 'pytorch':
+        torch.manual_seed(0)
+        return d2l_torch.TransformerBlock(64, 4, norm=norm, pre_norm=pre_norm)
+    return d2l_jax.TransformerBlock(64, 4, norm=norm, pre_norm=pre_norm,
+                                    rngs=nnx.Rngs(0))
+
+
+@pytest.mark.parametrize('framework', ['pytorch', 'jax'])
+@pytest.mark.parametrize('norm', ['rms', 'layer'])
+def test_only_post_norm_puts_a_normalisation_on_the_stream(framework, norm):
+    """For an input scaled by s = 1000, a pre-norm block only adds bounded
+    branch outputs to the stream (gain about 1), while a post-norm block ends
+    in a normalisation (output RMS about 1, gain about 1 / (s RMS(X)))."""
+    X = np.random.default_rng(0).standard_normal((2, 32, 64)).astype(np.float32)
+    scale = 1000.0
+    pre = stream_gain(make_block(framework, norm, True), X, scale)
+    post = stream_gain(make_block(framework, norm, False), X, scale)
+    assert abs(pre - 1) < 0.05, f'pre-norm gain {pre:.3g}: a normalisation sits on the stream'
+    expected_post = 1 / (scale * np.sqrt(np.mean(X ** 2)))
+    assert abs(post / expected_post - 1) < 0.05, (post, expected_post)
