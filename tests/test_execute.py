@@ -179,6 +179,11 @@ def test_settings_validate_the_environment(monkeypatch):
     with pytest.raises(ValueError, match="BOOK_JOBS"):
         settings()
     monkeypatch.delenv("BOOK_JOBS")
+    monkeypatch.delenv("BOOK_TIMEOUT")
+    monkeypatch.setattr(execute_module, "cpu_cores", lambda: 2)
+    assert settings()[0] == 1
+    monkeypatch.setattr(execute_module, "cpu_cores", lambda: 16)
+    assert settings()[0] == 8
     monkeypatch.setenv("BOOK_TIMEOUT", "-1")
     with pytest.raises(ValueError, match="BOOK_TIMEOUT"):
         settings()

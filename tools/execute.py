@@ -3,9 +3,9 @@
     python -m tools.execute [book/<rel>.md ...]     (no argument: every section)
 
 Splits the sections, then runs every notebook whose content hash (tools.cache)
-changed (all of them, even after one failed), longest first, ``BOOK_JOBS`` at a time (default: the number of cores),
-each kernel with ``cores // jobs`` threads and ``BOOK_TIMEOUT`` seconds (default
-2700).  An executed notebook is written to ``_build/executed/<framework>/<rel>.ipynb``
+changed (all of them, even after one failed), longest first, ``BOOK_JOBS`` at a time
+(default: one per two cores), each kernel with ``cores // jobs`` threads and
+``BOOK_TIMEOUT`` seconds (default 2700).  An executed notebook is written to ``_build/executed/<framework>/<rel>.ipynb``
 only when every cell succeeded; a failure removes the old copy, names the framework,
 notebook, cell and traceback, and exits non-zero.  ``_build/exec/records.json`` lists
 every notebook's wall time, status, versions and hardware.
@@ -66,9 +66,17 @@ def _positive(name: str, value, kind):
     return number
 
 
+def default_jobs() -> int:
+    """One kernel per two cores. XLA runs independent operations of a JAX step on
+    two threads whatever it is told, and PyTorch's products of the chapter's sizes
+    run almost twice as fast on two threads as on one: with a kernel per core the
+    kernels would fight over the cores, and the longest notebook would take longer."""
+    return max(1, cpu_cores() // 2)
+
+
 def settings(jobs=None, timeout=None) -> tuple[int, float]:
     """(jobs, timeout) from the arguments, else BOOK_JOBS / BOOK_TIMEOUT, else defaults."""
-    jobs = jobs if jobs is not None else os.environ.get("BOOK_JOBS") or cpu_cores()
+    jobs = jobs if jobs is not None else os.environ.get("BOOK_JOBS") or default_jobs()
     timeout = timeout if timeout is not None else os.environ.get("BOOK_TIMEOUT") or DEFAULT_TIMEOUT
     return _positive("BOOK_JOBS", jobs, int), _positive("BOOK_TIMEOUT", timeout, float)
 
