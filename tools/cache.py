@@ -3,7 +3,8 @@
 It covers what can change a notebook's outputs: the source of its code cells (and
 whether each may raise), every ``d2l_mini/*.py`` file, ``requirements.txt`` and the
 installed builds of the frameworks (a CUDA build of the same version counts as a
-change) and the full-protocol switch of ``d2l_mini.settings``.  Prose is left out, so editing Markdown re-executes nothing.
+change) and the full-protocol switch of ``d2l_mini.settings``.  Prose is left out, so
+editing Markdown re-executes nothing.
 """
 from __future__ import annotations
 

@@ -5,10 +5,11 @@
 Splits the sections, then runs every notebook whose content hash (tools.cache)
 changed (all of them, even after one failed), longest first, ``BOOK_JOBS`` at a time
 (default: one per two cores), each kernel with ``cores // jobs`` threads and
-``BOOK_TIMEOUT`` seconds (default 2700).  An executed notebook is written to ``_build/executed/<framework>/<rel>.ipynb``
-only when every cell succeeded; a failure removes the old copy, names the framework,
-notebook, cell and traceback, and exits non-zero.  ``_build/exec/records.json`` lists
-every notebook's wall time, status, versions and hardware.
+``BOOK_TIMEOUT`` seconds (default 2700).  An executed notebook is written to
+``_build/executed/<framework>/<rel>.ipynb`` only when every cell succeeded; a failure
+removes the old copy, names the framework, notebook, cell and traceback, and exits
+non-zero.  ``_build/exec/records.json`` lists every notebook's wall time, status,
+versions and hardware.
 """
 from __future__ import annotations
 
@@ -31,7 +32,7 @@ from tools.paths import FRAMEWORKS, Layout, write_atomic
 from tools.sections import chosen_sections, find_sections, section_parser
 from tools.split import split_all
 
-DEFAULT_TIMEOUT = 2700.0  # the chapter's CharLM comparison takes ~20 min on one CPU thread
+DEFAULT_TIMEOUT = 2700.0  # the longest notebook takes ~8 min on two idle cores; room for a busy machine
 PROGRESS_EVERY = 60.0  # seconds between "still running" lines
 
 
