@@ -18,6 +18,8 @@ import statistics
 import sys
 import time
 
+import numpy as np
+
 CONFIG = dict(batch_size=64, num_steps=128, num_hiddens=128, num_heads=4,
               num_blks=2, lr=1e-3, num_train=100000, num_val=3000)
 BOOK_STEPS = 600
@@ -174,30 +176,27 @@ def jax_loops():
     return num_params, library, by_hand
 
 
-def jax_dense_layouts(rounds, calls=10):
+def dense_layouts(framework, rounds, calls=10):
     """Time of the weight gradient of one dense layer (d -> round(8d/3), the
     SwiGLU width) applied to a (B, T, d) array, over the time for the same
-    numbers as a (B * T, d) matrix: why d2l_mini's attention and the book's
-    JAX FeedForward flatten the positions first."""
-    import jax
+    numbers as a (B * T, d) matrix. In JAX the ratio is why d2l_mini's
+    attention and the book's JAX FeedForward flatten the positions first;
+    PyTorch, whose ratio stays near 1, needs no such step."""
     B, T, d = CONFIG['batch_size'], CONFIG['num_steps'], CONFIG['num_hiddens']
     width = round(8 * d / 3)
-    keys = jax.random.split(jax.random.key(0), 3)
-    X = jax.random.normal(keys[0], (B, T, d))
-    W = jax.random.normal(keys[1], (d, width))
-    G = jax.random.normal(keys[2], (B, T, width))
-
-    def weight_grad(X, W, G):
-        return jax.vjp(lambda W: X @ W, W)[1](G)[0]
+    rng = np.random.default_rng(0)
+    X, W, G = (rng.standard_normal(shape, dtype=np.float32)
+               for shape in ((B, T, d), (d, width), (B, T, width)))
+    weight_grad = torch_weight_grad if framework == 'torch' else jax_weight_grad
 
     def probe(X, G):
-        run = jax.jit(weight_grad)
-        run(X, W, G).block_until_ready()
+        run = weight_grad(X, W, G)
+        run()
 
         def timed():
             start = time.perf_counter()
             for _ in range(calls):
-                run(X, W, G).block_until_ready()
+                run()
             return time.perf_counter() - start
         return timed
 
@@ -205,6 +204,26 @@ def jax_dense_layouts(rounds, calls=10):
                       '2d': probe(X.reshape(-1, d), G.reshape(-1, width))},
                      rounds)
     return times['3d'] / times['2d']
+
+
+def torch_weight_grad(X, W, G):
+    """A function that computes the gradient of <X @ W, G> for W."""
+    import torch
+    X, W, G = (torch.from_numpy(a) for a in (X, W, G))
+    W.requires_grad_(True)
+
+    def run():
+        (grad,) = torch.autograd.grad(X @ W, W, G)
+        return grad
+    return run
+
+
+def jax_weight_grad(X, W, G):
+    """A function that computes the gradient of <X @ W, G> for W, compiled."""
+    import jax
+    X, W, G = (jax.numpy.asarray(a) for a in (X, W, G))
+    grad = jax.jit(lambda X, W, G: jax.vjp(lambda W: X @ W, W)[1](G)[0])
+    return lambda: grad(X, W, G).block_until_ready()
 
 
 # ---------------------------------------------------------------- report
@@ -293,10 +312,9 @@ def main(argv=None):
         print(f'  train_lm takes {row["hand"] / row["train_lm"]:.2f} x the '
               f'time of the hand loop; {BOOK_STEPS} steps: '
               f'{row["seconds_600"]:.0f} s')
-        if framework == 'jax':
-            print(f'  a dense layer\'s weight gradient on (B, T, d) takes '
-                  f'{jax_dense_layouts(args.rounds):.2f} x the time on '
-                  f'(B * T, d)')
+        print(f'  a dense layer\'s weight gradient on (B, T, d) takes '
+              f'{dense_layouts(framework, args.rounds):.2f} x the time on '
+              f'(B * T, d)')
         sys.stdout.flush()
     best = max(max(r['peak'], r['peak_1'] or 0) for r in rows)
     print(f'summary (fractions of the highest matmul rate seen, '
