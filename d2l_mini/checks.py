@@ -27,3 +27,15 @@ def check_num_steps(num_steps):
     if isinstance(num_steps, bool) or not isinstance(num_steps, int) \
             or num_steps < 1:
         raise ValueError(f'num_steps must be an int >= 1, got {num_steps!r}')
+
+
+def check_micro_batches(micro_batches, batch_size=None):
+    """``micro_batches`` is a positive int that divides ``batch_size`` (when
+    given): the slices of a batch must be of equal size."""
+    if isinstance(micro_batches, bool) or not isinstance(micro_batches, int) \
+            or micro_batches < 1:
+        raise ValueError(f'micro_batches must be an int >= 1, '
+                         f'got {micro_batches!r}')
+    if batch_size is not None and batch_size % micro_batches:
+        raise ValueError(f'micro_batches ({micro_batches}) must divide the '
+                         f'batch size ({batch_size})')

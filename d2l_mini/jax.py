@@ -165,36 +165,74 @@ def lm_loss(model, X, Y):
     return optax.softmax_cross_entropy_with_integer_labels(logits, Y).mean()
 
 
+def _value_and_grad(model, wrt, X, Y, micro_batches):
+    """Mean loss on (X, Y) and its gradient for the variables ``wrt`` selects.
+
+    With ``micro_batches`` > 1 the batch is cut into that many equal slices,
+    taken in turn by a ``lax.scan`` that adds up their losses and gradients:
+    the mean over the whole batch, up to rounding, while only one slice's
+    activations exist at a time. On a CPU that pays: a slice's attention
+    weights fit in the cache, where the whole batch's do not.
+    """
+    grad_fn = nnx.value_and_grad(lm_loss, argnums=nnx.DiffState(0, wrt))
+    if micro_batches == 1:
+        return grad_fn(model, X, Y)
+    graphdef, params, others = nnx.split(model, wrt, ...)
+
+    def add_slice(totals, XY):
+        # The parameters ride along unchanged (NNX wants the model built
+        # inside the scan); the other variables (say, dropout's RNG count)
+        # move on from slice to slice.
+        params, others, loss_sum, grad_sum = totals
+        model = nnx.merge(graphdef, params, others)
+        loss, grads = grad_fn(model, *XY)
+        return (params, nnx.split(model, wrt, ...)[2], loss_sum + loss,
+                jax.tree.map(jnp.add, grad_sum, grads)), None
+
+    slices = [A.reshape(micro_batches, -1, *A.shape[1:]) for A in (X, Y)]
+    start = (params, others, jnp.zeros(()),
+             jax.tree.map(jnp.zeros_like, params))
+    (_, others, loss_sum, grad_sum), _ = jax.lax.scan(add_slice, start,
+                                                      slices)
+    nnx.update(model, others)
+    return (loss_sum / micro_batches,
+            jax.tree.map(lambda g: g / micro_batches, grad_sum))
+
+
 # The state is not donated: a reader may still hold arrays of the model (say,
 # the weights before training), which donation would invalidate.
-@functools.partial(jax.jit, static_argnums=0)
-def _train_step(graphdef, state, X, Y):
+@functools.partial(jax.jit, static_argnums=(0, 4))
+def _train_step(graphdef, state, X, Y, micro_batches=1):
     """One optimizer step on the split (model, optimizer) pair, compiled once
-    per graph structure (the static ``graphdef``)."""
+    per graph structure (the static ``graphdef``) and number of slices."""
     model, optimizer = nnx.merge(graphdef, state)
-    grad_fn = nnx.value_and_grad(lm_loss, argnums=nnx.DiffState(
-        0, optimizer.wrt))
-    loss, grads = grad_fn(model, X, Y)
+    loss, grads = _value_and_grad(model, optimizer.wrt, X, Y, micro_batches)
     optimizer.update(model, grads)
     return loss, nnx.split((model, optimizer))[1]
 
 
-def train_lm(model, data, optimizer, num_steps):
+def train_lm(model, data, optimizer, num_steps, micro_batches=1):
     """Train a language model for ``num_steps`` optimizer steps on
     ``data.train_dataloader()`` (cycling through epochs) with next-token
     cross-entropy averaged over all positions. The model maps token ids (B, T)
-    to logits (B, T, vocab); ``optimizer`` is an ``nnx.Optimizer`` of it. The
-    step (loss, gradients, update) is compiled once per model structure and
-    reused by later calls; losses stay on the device until the end. Returns
-    the per-step training losses as Python floats."""
+    to logits (B, T, vocab); ``optimizer`` is an ``nnx.Optimizer`` of it.
+    ``micro_batches`` > 1 computes each step's gradient over that many equal
+    slices of the batch in turn (gradient accumulation): the same step up to
+    rounding, with a slice's activations in memory instead of the batch's.
+    The step (loss, gradients, update) is compiled once per model structure
+    and reused by later calls; losses stay on the device until the end.
+    Returns the per-step training losses as Python floats."""
     checks.check_num_steps(num_steps)
+    checks.check_micro_batches(micro_batches)
     model.train()
     graphdef, state = nnx.split((model, optimizer))
     losses = []
     try:
         while len(losses) < num_steps:
             for X, Y in data.train_dataloader():
-                loss, state = _train_step(graphdef, state, X, Y)
+                checks.check_micro_batches(micro_batches, X.shape[0])
+                loss, state = _train_step(graphdef, state, X, Y,
+                                          micro_batches)
                 losses.append(loss)
                 if len(losses) == num_steps:
                     break

@@ -167,13 +167,17 @@ class TimeMachine(_data.TimeMachine):
         return torch.from_numpy(np.ascontiguousarray(array))
 
 
-def train_lm(model, data, optimizer, num_steps):
+def train_lm(model, data, optimizer, num_steps, micro_batches=1):
     """Train a language model for ``num_steps`` optimizer steps on
     ``data.train_dataloader()`` (cycling through epochs) with next-token
     cross-entropy averaged over all positions. The model maps token ids (B, T)
-    to logits (B, T, vocab). Model and batches go to ``try_gpu()``. Returns the
-    per-step training losses as Python floats."""
+    to logits (B, T, vocab). ``micro_batches`` > 1 computes each step's
+    gradient over that many equal slices of the batch in turn (gradient
+    accumulation): the same step up to rounding, with a slice's activations
+    in memory instead of the batch's. Model and batches go to ``try_gpu()``.
+    Returns the per-step training losses as Python floats."""
     checks.check_num_steps(num_steps)
+    checks.check_micro_batches(micro_batches)
     device = try_gpu()
     model.to(device)
     model.train()
@@ -185,24 +189,38 @@ def train_lm(model, data, optimizer, num_steps):
     for m in attention:
         m.need_weights = False
     try:
-        return _train_loop(model, data, optimizer, num_steps, device)
+        return _train_loop(model, data, optimizer, num_steps, device,
+                           micro_batches)
     finally:
         for m, need in zip(attention, saved):
             m.need_weights = need
 
 
-def _train_loop(model, data, optimizer, num_steps, device):
+def _accumulate_grads(model, X, Y, micro_batches):
+    """Add the gradient of the mean loss on (X, Y) to the parameters'
+    ``.grad``, one of ``micro_batches`` equal slices at a time; returns the
+    (detached) mean loss."""
+    loss = 0
+    for X_slice, Y_slice in zip(X.chunk(micro_batches),
+                                Y.chunk(micro_batches)):
+        logits = model(X_slice)
+        slice_loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]),
+                                     Y_slice.reshape(-1)) / micro_batches
+        slice_loss.backward()
+        loss = loss + slice_loss.detach()
+    return loss
+
+
+def _train_loop(model, data, optimizer, num_steps, device, micro_batches):
     losses = []
     while len(losses) < num_steps:
         for X, Y in data.train_dataloader():
+            checks.check_micro_batches(micro_batches, X.shape[0])
             X, Y = X.to(device), Y.to(device)
-            logits = model(X)
-            loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]),
-                                   Y.reshape(-1))
             optimizer.zero_grad(set_to_none=True)
-            loss.backward()
+            loss = _accumulate_grads(model, X, Y, micro_batches)
             optimizer.step()
-            losses.append(loss.detach())  # no device sync per step
+            losses.append(loss)  # no device sync per step
             if len(losses) == num_steps:
                 break
     return torch.stack(losses).cpu().tolist()

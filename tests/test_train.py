@@ -84,6 +84,40 @@ def test_torch_train_lm_cycles_epochs_and_validates(pt):
             d2l.train_lm(model, tm, optimizer, bad)
 
 
+def test_torch_micro_batches_take_the_same_steps(pt):
+    """Gradient accumulation over 4 slices: the same losses and weights as
+    one batch, up to rounding; a wrong scaling (say, summing the slices'
+    mean losses) would move the weights differently."""
+    torch, d2l, TinyLM = pt
+    runs = []
+    for micro_batches in (1, 4):
+        tm = d2l.TimeMachine(BATCH, STEPS, num_train=2000, num_val=10, seed=5)
+        torch.manual_seed(0)
+        model = TinyLM(len(tm.vocab))
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.5)
+        losses = d2l.train_lm(model, tm, optimizer, 5,
+                              micro_batches=micro_batches)
+        runs.append((losses, model.out.weight.detach().clone()))
+    (one, weight_one), (sliced, weight_sliced) = runs
+    np.testing.assert_allclose(sliced, one, rtol=1e-5)
+    torch.testing.assert_close(weight_sliced, weight_one, rtol=1e-4,
+                               atol=1e-6)
+    assert one[-1] < one[0]  # the steps did something
+
+
+def test_torch_micro_batches_are_validated(pt):
+    torch, d2l, TinyLM = pt
+    tm = d2l.TimeMachine(4, 5, num_train=9, num_val=1)
+    model = TinyLM(len(tm.vocab))
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    for bad in (0, -2, 1.5, True):
+        with pytest.raises(ValueError, match='micro_batches must be an int'):
+            d2l.train_lm(model, tm, optimizer, 1, micro_batches=bad)
+    with pytest.raises(ValueError, match=r'micro_batches \(3\) must divide '
+                                         r'the batch size \(4\)'):
+        d2l.train_lm(model, tm, optimizer, 1, micro_batches=3)
+
+
 # ------------------------------------------------------------------ JAX
 
 @pytest.fixture(scope='module')
@@ -170,3 +204,58 @@ def test_jax_train_lm_cycles_epochs_and_validates(jx, jax_run):
     # the model is usable after training (its arrays were not left donated)
     X, _ = next(iter(tm.val_dataloader()))
     assert np.isfinite(np.asarray(model(X))).all()
+
+
+def test_jax_micro_batches_take_the_same_steps(jx):
+    """Gradient accumulation over 4 slices in a lax.scan: the same losses
+    and weights as one batch, up to rounding."""
+    jnp, optax, nnx, d2l, TinyLM = jx
+    runs = []
+    for micro_batches in (1, 4):
+        tm = d2l.TimeMachine(BATCH, STEPS, num_train=2000, num_val=10, seed=5)
+        model = TinyLM(len(tm.vocab), rngs=nnx.Rngs(0))
+        optimizer = nnx.Optimizer(model, optax.sgd(0.5), wrt=nnx.Param)
+        losses = d2l.train_lm(model, tm, optimizer, 5,
+                              micro_batches=micro_batches)
+        runs.append((losses, np.asarray(model.out.kernel[...])))
+    (one, weight_one), (sliced, weight_sliced) = runs
+    np.testing.assert_allclose(sliced, one, rtol=1e-5)
+    np.testing.assert_allclose(weight_sliced, weight_one, rtol=1e-4,
+                               atol=1e-6)
+    assert one[-1] < one[0]
+
+
+def test_jax_micro_batches_carry_the_other_variables(jx):
+    """Variables that are not trained (here dropout's RNG count) move on
+    from slice to slice and reach the model after the step."""
+    jnp, optax, nnx, d2l, TinyLM = jx
+
+    class DroppyLM(TinyLM):
+        def __init__(self, vocab_size, rngs):
+            super().__init__(vocab_size, rngs=rngs)
+            self.drop = nnx.Dropout(0.5, rngs=rngs)
+
+        def __call__(self, X):
+            return self.drop(super().__call__(X))
+
+    counts = []
+    for micro_batches in (1, 4):
+        tm = d2l.TimeMachine(BATCH, STEPS, num_train=2000, num_val=10, seed=5)
+        model = DroppyLM(len(tm.vocab), rngs=nnx.Rngs(0))
+        optimizer = nnx.Optimizer(model, optax.sgd(0.1), wrt=nnx.Param)
+        d2l.train_lm(model, tm, optimizer, 2, micro_batches=micro_batches)
+        counts.append(int(model.drop.rngs.count[...]))
+    assert counts == [2, 8]  # one draw per forward pass
+
+
+def test_jax_micro_batches_are_validated(jx):
+    jnp, optax, nnx, d2l, TinyLM = jx
+    tm = d2l.TimeMachine(4, 5, num_train=9, num_val=1)
+    model = TinyLM(len(tm.vocab), rngs=nnx.Rngs(0))
+    optimizer = nnx.Optimizer(model, optax.sgd(0.1), wrt=nnx.Param)
+    for bad in (0, -2, 1.5, True):
+        with pytest.raises(ValueError, match='micro_batches must be an int'):
+            d2l.train_lm(model, tm, optimizer, 1, micro_batches=bad)
+    with pytest.raises(ValueError, match=r'micro_batches \(3\) must divide '
+                                         r'the batch size \(4\)'):
+        d2l.train_lm(model, tm, optimizer, 1, micro_batches=3)
