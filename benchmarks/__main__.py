@@ -4,10 +4,11 @@
 training tokens per second, the achieved FLOP rate as a fraction of the
 matrix-multiply peak measured in the same run, ``train_lm`` against the
 plainest training loop one would write by hand, and a step over eight
-micro-batches (the book's JAX setting) against a step over the whole batch. Timings on a shared machine
-are noisy (other processes share the cores); the peak, ``train_lm`` and the
-hand loop are therefore measured in turns, several rounds, and compared by
-their medians, so that all three see the same conditions.
+micro-batches (the book's JAX setting) against a step over the whole batch.
+Timings on a shared machine are noisy (other processes share the cores); the
+peak, ``train_lm``, the hand loop and the sliced steps are therefore measured
+in turns, several rounds, and compared by their medians, so that all see the
+same conditions.
 
 FLOPs per step: 6 x parameters x tokens (forward and backward of every
 weight) plus the attention products, 12 x layers x T x d per token (QK^T and

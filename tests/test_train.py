@@ -12,6 +12,27 @@ pytestmark = pytest.mark.skipif(
 BATCH, STEPS = 16, 24
 
 
+def assert_same_steps(runs):
+    """Two runs (losses, final output weights), one batch and its slices:
+    the same up to rounding, and the steps did something."""
+    (one, weight_one), (sliced, weight_sliced) = runs
+    np.testing.assert_allclose(sliced, one, rtol=1e-5)
+    np.testing.assert_allclose(weight_sliced, weight_one, rtol=1e-4,
+                               atol=1e-6)
+    assert one[-1] < one[0]
+
+
+def assert_micro_batches_validated(d2l, model, tm, optimizer):
+    """train_lm rejects micro_batches that are not ints >= 1, and those that
+    do not divide the batch size (``tm`` has batches of 4)."""
+    for bad in (0, -2, 1.5, True):
+        with pytest.raises(ValueError, match='micro_batches must be an int'):
+            d2l.train_lm(model, tm, optimizer, 1, micro_batches=bad)
+    with pytest.raises(ValueError, match=r'micro_batches \(3\) must divide '
+                                         r'the batch size \(4\)'):
+        d2l.train_lm(model, tm, optimizer, 1, micro_batches=3)
+
+
 # ------------------------------------------------------------------ PyTorch
 
 @pytest.fixture(scope='module')
@@ -97,12 +118,32 @@ def test_torch_micro_batches_take_the_same_steps(pt):
         optimizer = torch.optim.SGD(model.parameters(), lr=0.5)
         losses = d2l.train_lm(model, tm, optimizer, 5,
                               micro_batches=micro_batches)
-        runs.append((losses, model.out.weight.detach().clone()))
-    (one, weight_one), (sliced, weight_sliced) = runs
-    np.testing.assert_allclose(sliced, one, rtol=1e-5)
-    torch.testing.assert_close(weight_sliced, weight_one, rtol=1e-4,
-                               atol=1e-6)
-    assert one[-1] < one[0]  # the steps did something
+        runs.append((losses, model.out.weight.detach().numpy().copy()))
+    assert_same_steps(runs)
+
+
+def test_torch_micro_batches_run_one_forward_pass_per_slice(pt):
+    """The twin of the JAX test below: a model that counts its forward
+    passes in a buffer sees one per slice."""
+    torch, d2l, TinyLM = pt
+
+    class CountingLM(TinyLM):
+        def __init__(self, vocab_size):
+            super().__init__(vocab_size)
+            self.register_buffer('calls', torch.zeros((), dtype=torch.long))
+
+        def forward(self, X):
+            self.calls += 1
+            return super().forward(X)
+
+    counts = []
+    for micro_batches in (1, 4):
+        tm = d2l.TimeMachine(BATCH, STEPS, num_train=2000, num_val=10, seed=5)
+        model = CountingLM(len(tm.vocab))
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+        d2l.train_lm(model, tm, optimizer, 2, micro_batches=micro_batches)
+        counts.append(int(model.calls))
+    assert counts == [2, 8]
 
 
 def test_torch_micro_batches_are_validated(pt):
@@ -110,12 +151,7 @@ def test_torch_micro_batches_are_validated(pt):
     tm = d2l.TimeMachine(4, 5, num_train=9, num_val=1)
     model = TinyLM(len(tm.vocab))
     optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
-    for bad in (0, -2, 1.5, True):
-        with pytest.raises(ValueError, match='micro_batches must be an int'):
-            d2l.train_lm(model, tm, optimizer, 1, micro_batches=bad)
-    with pytest.raises(ValueError, match=r'micro_batches \(3\) must divide '
-                                         r'the batch size \(4\)'):
-        d2l.train_lm(model, tm, optimizer, 1, micro_batches=3)
+    assert_micro_batches_validated(d2l, model, tm, optimizer)
 
 
 # ------------------------------------------------------------------ JAX
@@ -218,11 +254,7 @@ def test_jax_micro_batches_take_the_same_steps(jx):
         losses = d2l.train_lm(model, tm, optimizer, 5,
                               micro_batches=micro_batches)
         runs.append((losses, np.asarray(model.out.kernel[...])))
-    (one, weight_one), (sliced, weight_sliced) = runs
-    np.testing.assert_allclose(sliced, one, rtol=1e-5)
-    np.testing.assert_allclose(weight_sliced, weight_one, rtol=1e-4,
-                               atol=1e-6)
-    assert one[-1] < one[0]
+    assert_same_steps(runs)
 
 
 def test_jax_micro_batches_carry_the_other_variables(jx):
@@ -253,9 +285,4 @@ def test_jax_micro_batches_are_validated(jx):
     tm = d2l.TimeMachine(4, 5, num_train=9, num_val=1)
     model = TinyLM(len(tm.vocab), rngs=nnx.Rngs(0))
     optimizer = nnx.Optimizer(model, optax.sgd(0.1), wrt=nnx.Param)
-    for bad in (0, -2, 1.5, True):
-        with pytest.raises(ValueError, match='micro_batches must be an int'):
-            d2l.train_lm(model, tm, optimizer, 1, micro_batches=bad)
-    with pytest.raises(ValueError, match=r'micro_batches \(3\) must divide '
-                                         r'the batch size \(4\)'):
-        d2l.train_lm(model, tm, optimizer, 1, micro_batches=3)
+    assert_micro_batches_validated(d2l, model, tm, optimizer)
