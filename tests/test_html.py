@@ -5,6 +5,7 @@ the hand-made project of tests/book_site.py, which also shows that a warning fai
 build.
 """
 
+import re
 import shutil
 from pathlib import Path
 from urllib.parse import urljoin, urlsplit
@@ -125,6 +126,20 @@ def test_section_pages_link_their_per_framework_notebooks(site):
         rel = path.relative_to(site.html).with_suffix("").as_posix()
         if rel not in site.sections:
             assert not soup(path).select(".fw-notebooks"), f"{rel} is a plain page but offers notebooks"
+
+
+# The repr of an object without a printable value: "<torch._C.Generator at 0x7feb40d2d870>".
+MEMORY_ADDRESS = re.compile(r"\bat 0x[0-9a-fA-F]{6,}")
+
+
+def test_no_output_shows_a_memory_address(site):
+    """An address differs on every run, so a page that prints one changes on a re-run."""
+    found = []
+    for path in pages(site):
+        for output in soup(path).select("div.cell_output"):
+            found += [f"{path.relative_to(site.html)}: {match.group(0)}"
+                      for match in MEMORY_ADDRESS.finditer(output.get_text())]
+    assert not found, "outputs that show an object's memory address:\n" + "\n".join(found)
 
 
 def test_mathjax_is_served_by_the_site(site):
