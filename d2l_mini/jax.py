@@ -11,12 +11,13 @@ import optax
 
 from d2l_mini import checks, data as _data
 from d2l_mini.data import Vocab, preprocess, read_time_machine
+from d2l_mini.glue import glue
 from d2l_mini.plotting import (check_shape, plot, set_axes, set_figsize,
                                use_svg_display)
 
 d2l = sys.modules[__name__]
 
-__all__ = ['MultiHeadAttention', 'TimeMachine', 'Vocab', 'check_shape',
+__all__ = ['MultiHeadAttention', 'TimeMachine', 'Vocab', 'check_shape', 'glue',
            'get_key', 'masked_softmax', 'plot', 'preprocess',
            'read_time_machine', 'set_axes', 'set_figsize', 'set_seed',
            'train_lm', 'try_gpu', 'use_svg_display']

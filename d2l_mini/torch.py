@@ -17,12 +17,13 @@ from torch.nn import functional as F
 
 from d2l_mini import checks, data as _data
 from d2l_mini.data import Vocab, preprocess, read_time_machine
+from d2l_mini.glue import glue
 from d2l_mini.plotting import (check_shape, plot, set_axes, set_figsize,
                                use_svg_display)
 
 d2l = sys.modules[__name__]
 
-__all__ = ['MultiHeadAttention', 'TimeMachine', 'Vocab', 'check_shape',
+__all__ = ['MultiHeadAttention', 'TimeMachine', 'Vocab', 'check_shape', 'glue',
            'masked_softmax', 'plot', 'preprocess', 'read_time_machine',
            'set_axes', 'set_figsize', 'train_lm', 'try_gpu',
            'use_svg_display']

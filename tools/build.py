@@ -20,6 +20,7 @@ from tools.merge import NotExecuted, merge_all
 from tools.paths import FRAMEWORKS, Layout, write_atomic
 from tools.sections import find_sections
 from tools.split import split_all
+from tools.values import MissingValue
 
 
 class BuildFailed(Exception):
@@ -113,7 +114,7 @@ def build(layout: Layout, log=print, render_html: bool = True) -> None:
     step("merging the frameworks' notebooks")
     try:
         merge_all(names, layout)
-    except NotExecuted as error:
+    except (NotExecuted, MissingValue) as error:
         raise BuildFailed(str(error)) from None
     if render_html:
         step("rendering the HTML")

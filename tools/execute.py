@@ -31,6 +31,7 @@ from tools.outputs import clean_notebook
 from tools.paths import FRAMEWORKS, Layout, write_atomic
 from tools.sections import chosen_sections, find_sections, section_parser
 from tools.split import split_all
+from tools.values import fill_notebook
 
 DEFAULT_TIMEOUT = 2700.0  # the longest notebook takes ~8 min on two idle cores; room for a busy machine
 PROGRESS_EVERY = 60.0  # seconds between "still running" lines
@@ -97,6 +98,7 @@ def reuse_outputs(job: Job, executed: nbformat.NotebookNode) -> nbformat.Noteboo
         new.outputs, new.execution_count = old.outputs, old.execution_count
     fresh.metadata["language_info"] = executed.metadata.get("language_info", fresh.metadata.get("language_info"))
     fresh.metadata[METADATA_KEY] = recorded(executed)
+    fill_notebook(fresh)
     return fresh
 
 
@@ -190,6 +192,7 @@ async def _run_all(jobs: list[Job], layout: Layout, parallel: int, threads: int,
             facts = dict(records.local_environment(job.framework), **facts)
             facts.update(wall_s=round(wall, 2), executed_at=executed_at, hash=job.hash)
             clean_notebook(notebook)
+            fill_notebook(notebook)
             notebook.metadata[METADATA_KEY] = facts
             _write(job.output, notebook)
             done.append(_record(job, "executed", facts))

@@ -6,7 +6,8 @@
 source order: prose once, in its MyST form (the HTML build resolves its references);
 framework-tagged cells with their outputs and tags; an untagged code cell once when
 both frameworks printed the same, else twice, tagged ``pytorch`` then ``jax``.
-The Colab install cell is left out.
+The Colab install cell is left out.  Values that the prose quotes become one span per
+framework, and the cells' records of them leave the outputs (tools/values.py).
 """
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ from tools.outputs import comparable
 from tools.paths import FRAMEWORKS, Layout, write_atomic
 from tools.sections import SourceCell, chosen_sections, read_section, section_parser
 from tools.split import KERNELSPEC
+from tools.values import MissingValue, framework_spans, recorded_values, without_records
 
 
 class NotExecuted(Exception):
@@ -40,19 +42,25 @@ def _code_cell(cell: SourceCell, run, tags: list[str], cell_id: str):
     if tags:
         metadata["tags"] = tags
     new = nbformat.v4.new_code_cell(cell.source, metadata=metadata,
-                                    outputs=copy.deepcopy(run.outputs),
+                                    outputs=copy.deepcopy(without_records(run.outputs)),
                                     execution_count=run.execution_count)
     new.id = cell_id
     return new
 
 
-def merge_cells(section, executed: dict, layout: Layout) -> list:
-    """The merged cells, from the section's source and ``{framework: {id: cell}}``."""
+def merge_cells(section, executed: dict, layout: Layout, recorded: dict | None = None) -> list:
+    """The merged cells, from the section's source and ``{framework: {id: cell}}``.
+
+    ``recorded`` holds each framework's ``d2l.glue`` values, which the prose quotes.
+    """
+    recorded = recorded or {fw: {} for fw in FRAMEWORKS}
+    where = str(layout.source(section.rel).relative_to(layout.root))
     cells = []
     for cell in section.cells:
         if cell.cell_type != "code":
             make = nbformat.v4.new_markdown_cell if cell.cell_type == "markdown" else nbformat.v4.new_raw_cell
-            new = make(cell.source, metadata=copy.deepcopy(cell.metadata))
+            source = framework_spans(cell.source, recorded, where) if cell.cell_type == "markdown" else cell.source
+            new = make(source, metadata=copy.deepcopy(cell.metadata))
             new.id = cell.id
             cells.append(new)
             continue
@@ -60,7 +68,7 @@ def merge_cells(section, executed: dict, layout: Layout) -> list:
         if cell.is_twin:
             (framework, run), = runs.items()
             cells.append(_code_cell(cell, run, cell.tags, cell.id))
-        elif comparable(runs["pytorch"].outputs) == comparable(runs["jax"].outputs):
+        elif comparable(without_records(runs["pytorch"].outputs)) == comparable(without_records(runs["jax"].outputs)):
             cells.append(_code_cell(cell, runs["pytorch"], cell.tags, cell.id))
         else:
             for framework in FRAMEWORKS:
@@ -83,7 +91,9 @@ def merge_section(rel: str, layout: Layout) -> nbformat.NotebookNode:
         "language_info": notebooks["pytorch"].metadata.get("language_info", {"name": "python"}),
         "book": {"section": rel},
     }
-    merged = nbformat.v4.new_notebook(cells=merge_cells(section, executed, layout), metadata=metadata)
+    recorded = {fw: recorded_values(nb) for fw, nb in notebooks.items()}
+    merged = nbformat.v4.new_notebook(cells=merge_cells(section, executed, layout, recorded),
+                                      metadata=metadata)
     nbformat.validate(merged)
     return merged
 
@@ -104,7 +114,7 @@ def main(argv: list[str] | None = None, layout: Layout | None = None) -> int:
     try:
         for rel, path in merge_all(names, layout).items():
             print(f"merged {rel} -> {path}")
-    except NotExecuted as error:
+    except (NotExecuted, MissingValue) as error:
         print(f"merge: {error}", file=sys.stderr)
         return 1
     return 0

@@ -4,7 +4,9 @@ Roles become text (citations author-year from ``book/*.bib``, references the tit
 or number of their target), ``(label)=`` lines go, numbered equations get a
 ``\\tag{n}``, figures become images with a caption (local files are embedded as
 cell attachments, so the notebook shows them wherever it is opened), admonitions
-become block quotes.  Code spans, code blocks and math are left alone.
+become block quotes, value references a placeholder that execution fills
+(tools/values.py), and a ``{container} fw-only-<framework>`` block stays in its own
+framework's notebook only.  Code spans, code blocks and math are left alone.
 """
 from __future__ import annotations
 
@@ -21,6 +23,7 @@ from markdown_it.renderer import RendererHTML
 from myst_parser.config.main import MdParserConfig
 from myst_parser.parsers.mdit import create_md_parser
 
+from tools import values
 from tools.paths import Layout
 
 ADMONITIONS = {
@@ -28,6 +31,8 @@ ADMONITIONS = {
     "danger", "error", "seealso", "admonition",
 }
 DROPPED_DIRECTIVES = {"bibliography", "tableofcontents", "toctree", "glossary"}
+# Prose for one framework: ```{container} fw-only-pytorch``` (see tools/values.py).
+FRAMEWORK_ONLY = re.compile(r"fw-only-(?P<framework>\w+)")
 IMAGE_TYPES = {
     ".svg": "image/svg+xml", ".png": "image/png", ".jpg": "image/jpeg",
     ".jpeg": "image/jpeg", ".gif": "image/gif",
@@ -151,9 +156,11 @@ class References:
 class Converter:
     """Converts the Markdown cells of one notebook, numbering its equations and figures."""
 
-    def __init__(self, references: References, source_dir: Path, texts: list[str]):
+    def __init__(self, references: References, source_dir: Path, texts: list[str],
+                 framework: str | None = None):
         self.references = references
         self.source_dir = Path(source_dir)
+        self.framework = framework
         self.equations: dict[str, int] = {}
         self.figures: dict[str, int] = {}
         figure_count = 0
@@ -213,6 +220,9 @@ class Converter:
         options, body = _options_and_body(content)
         if name in DROPPED_DIRECTIVES:
             return None
+        if name == "container" and FRAMEWORK_ONLY.fullmatch(argument):
+            own = FRAMEWORK_ONLY.fullmatch(argument)["framework"] == self.framework
+            return self._convert(body) if own or self.framework is None else None
         if name == "figure":
             return self._figure(argument, options, body)
         if name == "image":
@@ -285,4 +295,8 @@ class Converter:
             return text or self.references.titles.get(target, target)
         if name == "math":
             return f"${content}$"
+        if name == "value":
+            reference = values.ROLE.fullmatch(f"{{value}}`{content}`")
+            if reference:
+                return values.placeholder(reference["name"], reference["spec"])
         return text or target

@@ -28,7 +28,7 @@ def build_notebook(section: Section, framework: str, layout: Layout,
     cells = section.cells_for(framework)
     references = references or References.load(layout)
     converter = Converter(references, section.path.parent,
-                          [c.source for c in cells if c.cell_type == "markdown"])
+                          [c.source for c in cells if c.cell_type == "markdown"], framework)
     install = nbformat.v4.new_code_cell(colab.install_source(framework, layout))
     install.id = colab.CELL_ID
     install.metadata = {"tags": ["remove-cell"]}
