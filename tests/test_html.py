@@ -128,6 +128,23 @@ def test_section_pages_link_their_per_framework_notebooks(site):
             assert not soup(path).select(".fw-notebooks"), f"{rel} is a plain page but offers notebooks"
 
 
+# A value that the prose quotes, as merge writes it: [text]{.fw-value .fw-only-<framework>}.
+MERGED_VALUE = re.compile(r"\[([^\]]*)\]\{\.fw-value \.fw-only-(\w+)\}")
+
+
+def test_quoted_values_show_per_framework(site):
+    """Each value of the merged prose reaches the page as a span of its framework, in order."""
+    for rel in site.sections:
+        notebook = nbformat.read(site.site / f"{rel}.ipynb", as_version=4)
+        merged = [match.groups() for cell in notebook.cells if cell.cell_type == "markdown"
+                  for match in MERGED_VALUE.finditer(cell.source)]
+        document = soup(page(site, rel))
+        shown = [(span.get_text(), next(c[len("fw-only-"):] for c in span["class"] if c.startswith("fw-only-")))
+                 for span in document.select("span.fw-value")]
+        assert shown == merged, f"{rel}: the page's value spans differ from the merged prose"
+        assert "{value}" not in document.get_text() and "data-book-value" not in str(document), rel
+
+
 # The repr of an object without a printable value: "<torch._C.Generator at 0x7feb40d2d870>".
 MEMORY_ADDRESS = re.compile(r"\bat 0x[0-9a-fA-F]{6,}")
 
