@@ -7,7 +7,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.requirements-installed
 FIGURE_MODULES := $(subst /,.,$(basename $(sort $(wildcard tools/figures/*.py))))
 
-.PHONY: book test test-fast bench save figures clean venv
+.PHONY: book test test-fast bench save figures publish clean venv
 
 book: $(STAMP)
 	$(PY) -m tools.build
@@ -34,6 +34,12 @@ save: $(STAMP)
 # Regenerate the schematic figures in book/img (each script is deterministic).
 figures: $(STAMP)
 	@for module in $(FIGURE_MODULES); do echo "$(PY) -m $$module"; $(PY) -m $$module || exit 1; done
+
+# Push the built HTML to gh-pages and the notebooks to the notebooks branch of a git
+# remote (python -m tools.publish): `make publish ARGS="--remote ../book.git"`,
+# `make publish ARGS="--dry-run /tmp/published"`. Run after `make book`, on a clean commit.
+publish: $(STAMP)
+	$(PY) -m tools.publish $(ARGS)
 
 # Build products only: downloaded data (data/) stays.
 clean:

@@ -10,6 +10,12 @@ from book_site import FRONT_MATTER
 from tools.paths import Layout
 
 REQUIREMENTS = "flax==0.12.8\njax==0.10.2\njaxlib==0.10.2\noptax==0.2.8\ntorch==2.13.0+cpu\n"
+PYPROJECT = """[project]
+name = "d2l_mini"
+[project.optional-dependencies]
+torch = ["torch>=2.0"]
+jax = ["jax>=0.7.1", "jaxlib>=0.7.1", "flax>=0.12", "optax>=0.2.5"]
+"""
 
 
 class Project:
@@ -21,6 +27,7 @@ class Project:
         (root / "d2l_mini").mkdir()
         (root / "d2l_mini" / "__init__.py").write_text('"""Stand-in library."""\n')
         (root / "requirements.txt").write_text(REQUIREMENTS)
+        (root / "pyproject.toml").write_text(PYPROJECT)
         (root / "_config.yml").write_text("repository:\n  url: https://example.org/owner/book\n")
         self.layout = Layout(root)
 

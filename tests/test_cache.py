@@ -22,3 +22,18 @@ def test_full_protocol_switch_changes_the_hash(monkeypatch):
     reduced = notebook_hash(_notebook("x = 1"), layout)
     monkeypatch.setattr(settings, "FULL_PROTOCOL", not settings.FULL_PROTOCOL)
     assert notebook_hash(_notebook("x = 1"), layout) != reduced
+
+
+def test_the_install_cell_does_not_count():
+    layout = Layout()
+    with_install = _notebook("x = 1")
+    install = new_code_cell("%pip install d2l_mini @ git+https://github.com/o/r")
+    install.id = "install"
+    with_install.cells.insert(0, install)
+    base = notebook_hash(with_install, layout)
+    install.source = "%pip install d2l_mini @ git+https://github.com/o/r@0123abcd"
+    assert notebook_hash(with_install, layout) == base
+    other = new_code_cell(install.source)
+    other.id = "c000"
+    with_install.cells.insert(1, other)
+    assert notebook_hash(with_install, layout) != base

@@ -105,6 +105,17 @@ def test_a_prose_edit_reexecutes_nothing(two_sections):
     assert [c.outputs[0]["text"] for c in merged.cells if c.source == "print(a * 10)"] == ["10\n", "20\n"]
 
 
+def test_a_new_install_cell_reexecutes_nothing(two_sections):
+    layout = two_sections.layout
+    run(two_sections)
+    layout.config.write_text("repository:\n  url: https://github.com/other/book\n")
+    records, log = run(two_sections)
+    assert set(statuses(records).values()) == {"cached"}
+    notebook = nbformat.read(layout.executed("jax", "ch/a"), as_version=4)
+    assert notebook.cells[0].id == "install" and "git+https://github.com/other/book" in notebook.cells[0].source
+    assert next(c for c in notebook.cells if c.source == "print(a * 10)").outputs[0]["text"] == "20\n"
+
+
 def test_a_code_edit_reexecutes_only_that_notebook(two_sections):
     layout = two_sections.layout
     run(two_sections)

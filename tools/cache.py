@@ -4,7 +4,8 @@ It covers what can change a notebook's outputs: the source of its code cells (an
 whether each may raise), every ``d2l_mini/*.py`` file, ``requirements.txt`` and the
 installed builds of the frameworks (a CUDA build of the same version counts as a
 change) and the full-protocol switch of ``d2l_mini.settings``.  Prose is left out, so
-editing Markdown re-executes nothing.
+editing Markdown re-executes nothing; so is the install cell, which does nothing where
+the book is executed.
 """
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ import nbformat
 
 from d2l_mini import settings
 
+from tools.colab import CELL_ID as INSTALL_CELL_ID
 from tools.paths import Layout
 
 # Bump when execution or output cleaning changes in a way that alters outputs.
@@ -36,11 +38,15 @@ def installed_builds() -> str:
     return "\n".join(lines)
 
 
+def hashed_code_cells(notebook: nbformat.NotebookNode) -> list:
+    """The code cells whose source the hash covers (all but the install cell)."""
+    return [cell for cell in notebook.cells
+            if cell.cell_type == "code" and cell.get("id") != INSTALL_CELL_ID]
+
+
 def notebook_hash(notebook: nbformat.NotebookNode, layout: Layout) -> str:
     digest = hashlib.sha256(f"cache-version {CACHE_VERSION}\n".encode())
-    for cell in notebook.cells:
-        if cell.cell_type != "code":
-            continue
+    for cell in hashed_code_cells(notebook):
         may_raise = "raises-exception" in cell.metadata.get("tags", [])
         digest.update(f"code raises={may_raise} {len(cell.source)}\n{cell.source}\n".encode())
     for path in sorted(layout.library.rglob("*.py")):

@@ -1,19 +1,74 @@
-"""The first cell of every split notebook: installs what Colab lacks.
+"""The first cell of every notebook: installs what Colab or a fresh Jupyter lacks.
 
 Guarded by ``import d2l_mini``, so it does nothing where the book's environment is
-already installed (locally, in CI).
+installed (locally, in CI).  Elsewhere it installs ``d2l_mini`` from the repository
+named by ``repository.url`` in ``_config.yml`` and a framework package only when it
+is missing or older than the lower bound of the project's extras in pyproject.toml (a
+framework already there, such as Colab's GPU builds, stays).  When an installed
+version differs from the one pinned in requirements.txt, which made the outputs
+shown, it says so in one line.
+
+The split notebooks name the repository without a commit, so that a new commit
+re-executes nothing; ``tools.publish`` writes the cell again with the commit it
+publishes (``install_source(..., commit=...)``).
 """
 from __future__ import annotations
 
+import json
 import re
+import string
+import tomllib
 
 import yaml
+from packaging.requirements import InvalidRequirement, Requirement
 
-from tools.paths import Layout
+from tools.paths import Layout, check_framework
 
 CELL_ID = "install"
 DEFAULT_REPOSITORY = "https://github.com/d2l-mini/transformer-block-book"
-PACKAGES = {"pytorch": ("torch",), "jax": ("jax", "jaxlib", "flax", "optax")}
+# The pyproject.toml extra that holds each framework's packages.
+EXTRAS = {"pytorch": "torch", "jax": "jax"}
+
+# $names are filled in by install_source(); the rest is the cell as readers see it.
+TEMPLATE = string.Template('''\
+# Colab or a fresh Jupyter: install the book's library, d2l_mini, and $label
+# where missing or too old. Where d2l_mini is installed, this cell does nothing.
+try:
+    import d2l_mini
+except ImportError:
+    import re
+    from importlib import metadata
+
+    def release(version):
+        return tuple(int(n) for n in re.findall(r"\\d+", version.split("+")[0])[:3])
+
+    # The oldest versions the book's code runs with, and those that made its outputs.
+    needed = $minimum
+    pinned = $pinned
+    install, other = [], []
+    for name, minimum in needed.items():
+        try:
+            have = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            have = None
+        if have is None or release(have) < release(minimum):
+            install.append(f"{name}=={pinned[name]}")
+        elif release(have) != release(pinned[name]):
+            other.append(f"{name} {pinned[name]} (here: {have})")
+    if other:
+        print("The outputs shown were made with", ", ".join(other))
+$gpu    packages = " ".join(install)
+    %pip install --quiet {packages} "d2l_mini @ git+$repository"
+''')
+
+# JAX from PyPI runs on the CPU only; on a GPU machine it needs its CUDA plugin.
+JAX_GPU = '''\
+    import shutil
+    if shutil.which("nvidia-smi"):
+        install = [p.replace("jax==", "jax[cuda12]==", 1) if p.startswith("jax==") else p
+                   for p in install]
+'''
+LABELS = {"pytorch": "PyTorch", "jax": "JAX, Flax and Optax"}
 
 
 def repository_url(layout: Layout) -> str:
@@ -37,27 +92,49 @@ def pinned_versions(layout: Layout) -> dict[str, str]:
     return versions
 
 
-def install_source(framework: str, layout: Layout) -> str:
-    if framework not in PACKAGES:
-        raise ValueError(f"framework must be one of {tuple(PACKAGES)}, got {framework!r}")
-    versions = pinned_versions(layout)
-    pins = [f"{name}=={versions[name]}" if name in versions else name for name in PACKAGES[framework]]
-    library = f'"d2l_mini @ git+{repository_url(layout)}"'
-    lines = [
-        "# Colab or a fresh Jupyter: install the book's library and the pinned framework.",
-        "# Where d2l_mini is already installed, this cell does nothing.",
-        "try:",
-        "    import d2l_mini",
-        "except ImportError:",
-    ]
-    if framework == "jax":
-        # On a GPU machine JAX needs its CUDA plugin, which plain `jax` does not bring.
-        gpu_jax = pins[0].replace("jax", "jax[cuda12]", 1)
-        lines += [
-            "    import shutil",
-            f'    jax_package = "{gpu_jax}" if shutil.which("nvidia-smi") else "{pins[0]}"',
-            f"    %pip install --quiet {{jax_package}} {' '.join(pins[1:])} {library}",
-        ]
-    else:
-        lines.append(f"    %pip install --quiet {' '.join(pins)} {library}")
-    return "\n".join(lines)
+def minimum_versions(framework: str, layout: Layout) -> dict[str, str]:
+    """``name -> lower bound`` of the framework's extra in pyproject.toml."""
+    extra = EXTRAS[check_framework(framework)]
+    where = f"{layout.pyproject} [project.optional-dependencies] {extra}"
+    try:
+        project = tomllib.loads(layout.pyproject.read_text(encoding="utf-8"))["project"]
+        entries = project["optional-dependencies"][extra]
+    except (OSError, KeyError, tomllib.TOMLDecodeError) as error:
+        raise ValueError(f"{where}: cannot read the framework's packages ({error!r}); "
+                         f"list them there with lower bounds, e.g. {extra} = [\"{extra}>=1.0\"]") from None
+    minimums = {}
+    for entry in entries:
+        try:
+            requirement = Requirement(entry)
+        except InvalidRequirement as error:
+            raise ValueError(f"{where}: {entry!r} is not a requirement: {error}") from None
+        lower = [spec.version for spec in requirement.specifier if spec.operator == ">="]
+        if len(lower) != 1:
+            raise ValueError(f"{where}: {entry!r} needs one lower bound (name>=version), "
+                             "the oldest version the book's code runs with")
+        minimums[requirement.name.lower()] = lower[0]
+    return minimums
+
+
+def install_source(framework: str, layout: Layout, commit: str | None = None,
+                   repository: str | None = None) -> str:
+    """The install cell of ``framework``'s notebooks.
+
+    ``commit``: the commit of the repository to install d2l_mini from (None: its
+    default branch).  ``repository``: where to install it from (default:
+    ``repository.url`` of _config.yml), any URL pip's ``git+`` accepts.
+    """
+    minimum = minimum_versions(framework, layout)
+    pins = pinned_versions(layout)
+    pinned = {name: pins.get(name, version) for name, version in minimum.items()}
+    if repository is not None and not re.fullmatch(r"[^\s\"']+", repository):
+        raise ValueError(f"repository must be a git URL without spaces or quotes, got {repository!r}")
+    source = (repository or repository_url(layout)).rstrip("/")
+    if commit is not None:
+        if not re.fullmatch(r"[0-9a-f]{40}", commit):
+            raise ValueError(f"commit must be a full 40-digit hexadecimal commit id, got {commit!r}")
+        source = f"{source}@{commit}"
+    return TEMPLATE.substitute(
+        label=LABELS[framework], minimum=json.dumps(minimum), pinned=json.dumps(pinned),
+        gpu=JAX_GPU if framework == "jax" else "", repository=source,
+    ).rstrip("\n")

@@ -25,7 +25,7 @@ from pathlib import Path
 import nbformat
 
 from tools import records
-from tools.cache import METADATA_KEY, notebook_hash, recorded
+from tools.cache import METADATA_KEY, hashed_code_cells, notebook_hash, recorded
 from tools.kernel import NotebookFailed, run_notebook
 from tools.outputs import clean_notebook
 from tools.paths import FRAMEWORKS, Layout, write_atomic
@@ -86,12 +86,12 @@ def settings(jobs=None, timeout=None) -> tuple[int, float]:
 def reuse_outputs(job: Job, executed: nbformat.NotebookNode) -> nbformat.NotebookNode | None:
     """The fresh split notebook with the outputs of an up-to-date executed copy.
 
-    Prose and cell ids come from the current source (a prose edit may have moved
-    ids), outputs from the earlier run.  None if the code cells do not line up.
+    Prose, cell ids and the install cell come from the current source (a prose edit
+    may have moved ids), outputs from the earlier run.  None if the code cells do not
+    line up.
     """
     fresh = copy.deepcopy(job.notebook)
-    old_code = [c for c in executed.cells if c.cell_type == "code"]
-    new_code = [c for c in fresh.cells if c.cell_type == "code"]
+    old_code, new_code = hashed_code_cells(executed), hashed_code_cells(fresh)
     if len(old_code) != len(new_code) or any(o.source != n.source for o, n in zip(old_code, new_code)):
         return None
     for old, new in zip(old_code, new_code):

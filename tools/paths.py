@@ -51,6 +51,10 @@ class Layout:
         return self.root / "requirements.txt"
 
     @property
+    def pyproject(self) -> Path:
+        return self.root / "pyproject.toml"
+
+    @property
     def config(self) -> Path:
         return self.root / "_config.yml"
 
