@@ -123,3 +123,70 @@ def test_records_of_separate_runs_are_merged(one_section, tmp_path, capsys):
     with pytest.raises(SystemExit):
         records.main([str(broken)], layout)
     assert "is not a records file" in capsys.readouterr().err
+
+
+# ------------------------------------------------------------------ the fan-out, end to end
+
+SECTION = "fan/out"
+
+
+def copy_of_the_project(root):
+    """A small project like the repository: its configuration, one section with twin
+    cells (no framework imported, so kernels start fast) and a progress loop."""
+    import shutil
+
+    from book_site import FRONT_MATTER, REPO
+    from conftest import Project
+
+    project = Project(root)
+    shutil.copy2(REPO / "_config.yml", root / "_config.yml")
+    shutil.copytree(REPO / "book" / "_static", root / "book" / "_static")
+    shutil.copy2(REPO / "book" / "references.bib", root / "book" / "references.bib")
+    for name in ("torch.py", "jax.py"):
+        (project.layout.library / name).write_text(f'"""{name}"""\n\n{save.MARKER}\n')
+    (root / "book" / "index.md").write_text("# A small book\n\n```{tableofcontents}\n```\n")
+    (root / "_toc.yml").write_text(
+        "format: jb-book\nroot: index\nchapters:\n  - file: fan/out\n  - file: report\n")
+    code = project.code
+    project.section(SECTION, "# Fanned out\n\nOne section, executed in two places.\n",
+                    code("a = 'ran in the pytorch kernel'", "pytorch"),
+                    code("a = 'ran in the jax kernel'", "jax"),
+                    code("print(a)"),
+                    code("from d2l_mini.progress import progress\n"
+                         "total = sum(progress(range(3), desc='loop', delay=0))"))
+    return project
+
+
+@pytest.mark.slow
+def test_each_framework_executed_apart_then_rendered_without_executing(tmp_path, monkeypatch):
+    """What the workflow does on main: two jobs execute one framework each, a third
+    gathers their executed notebooks and records and renders, starting no kernel."""
+    import shutil
+
+    executed_apart = {}
+    for framework in FRAMEWORKS:
+        project = copy_of_the_project(tmp_path / framework)
+        assert execute_module.main(["--framework", framework], project.layout) == 0
+        executed_apart[framework] = project.layout
+
+    renderer = copy_of_the_project(tmp_path / "render")
+    layout = renderer.layout
+    gathered = []
+    for framework, source in executed_apart.items():
+        assert not source.executed(FRAMEWORKS[FRAMEWORKS.index(framework) - 1], SECTION).exists()
+        shutil.copytree(source.build / "executed" / framework, layout.build / "executed" / framework)
+        gathered.append(tmp_path / f"records-{framework}.json")
+        shutil.copy2(source.records, gathered[-1])
+    assert records.main([str(path) for path in gathered], layout) == 0
+
+    no_kernels(monkeypatch)
+    from tools import build as build_module
+    assert build_module.main(["--no-execute"], layout) == 0
+
+    assert statuses(layout) == {(SECTION, fw): "executed" for fw in FRAMEWORKS}
+    page = (layout.build / "site" / "_build" / "html" / "fan" / "out.html").read_text()
+    for framework in FRAMEWORKS:
+        assert f"ran in the {framework} kernel" in page
+        progress_cell = json.loads(layout.executed(framework, SECTION).read_text())["cells"][-1]
+        assert "progress(range(3)" in "".join(progress_cell["source"])
+        assert progress_cell["outputs"] == [], "the build's kernels must show no progress bar"

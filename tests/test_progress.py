@@ -55,3 +55,13 @@ def test_both_frameworks_export_progress(framework):
     pytest.importorskip({"torch": "torch", "jax": "flax"}[framework])
     d2l = importlib.import_module(f"d2l_mini.{framework}")
     assert d2l.progress is progress_module.progress and "progress" in d2l.__all__
+
+
+def test_the_jupyter_bar_is_silenced_too(monkeypatch):
+    """tqdm's Jupyter bar passes disable=False over TQDM_DISABLE; ours does not."""
+    from tqdm.notebook import tqdm as jupyter_bar
+    monkeypatch.setattr(progress_module, "tqdm", jupyter_bar)
+    monkeypatch.setenv("TQDM_DISABLE", "1")
+    assert progress_module.progress(range(3), delay=0).disable
+    monkeypatch.setenv("TQDM_DISABLE", "0")
+    assert not progress_module.progress(range(3), delay=0, display=False).disable
