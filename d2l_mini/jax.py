@@ -14,13 +14,14 @@ from d2l_mini.data import Vocab, preprocess, read_time_machine
 from d2l_mini.glue import glue
 from d2l_mini.plotting import (check_shape, plot, set_axes, set_figsize,
                                use_svg_display)
+from d2l_mini.progress import progress
 
 d2l = sys.modules[__name__]
 
-__all__ = ['MultiHeadAttention', 'TimeMachine', 'Vocab', 'check_shape', 'glue',
-           'get_key', 'masked_softmax', 'plot', 'preprocess',
-           'read_time_machine', 'set_axes', 'set_figsize', 'set_seed',
-           'train_lm', 'try_gpu', 'use_svg_display']
+__all__ = ['MultiHeadAttention', 'TimeMachine', 'Vocab', 'check_shape',
+           'get_key', 'glue', 'masked_softmax', 'plot', 'preprocess',
+           'progress', 'read_time_machine', 'set_axes', 'set_figsize',
+           'set_seed', 'train_lm', 'try_gpu', 'use_svg_display']
 
 
 def try_gpu(i=0):
@@ -221,13 +222,16 @@ def train_lm(model, data, optimizer, num_steps, micro_batches=1):
     slices of the batch in turn (gradient accumulation): the same step up to
     rounding, with a slice's activations in memory instead of the batch's.
     The step (loss, gradients, update) is compiled once per model structure
-    and reused by later calls; losses stay on the device until the end.
+    and reused by later calls; losses stay on the device until the end. A
+    progress bar (``d2l.progress``) counts the steps the device has finished.
     Returns the per-step training losses as Python floats."""
     checks.check_num_steps(num_steps)
     checks.check_micro_batches(micro_batches)
     model.train()
     graphdef, state = nnx.split((model, optimizer))
     losses = []
+    bar = progress(total=num_steps, desc='training', unit='step', leave=False)
+    finished = 0  # steps known to be done on the device (they end in order)
     try:
         while len(losses) < num_steps:
             for X, Y in data.train_dataloader():
@@ -235,11 +239,27 @@ def train_lm(model, data, optimizer, num_steps, micro_batches=1):
                 loss, state = _train_step(graphdef, state, X, Y,
                                           micro_batches)
                 losses.append(loss)
+                done = _finished(losses, finished)
+                bar.update(done - finished)
+                finished = done
                 if len(losses) == num_steps:
                     break
+        for loss in losses[finished:]:  # all dispatched: waiting costs nothing
+            loss.block_until_ready()
+            bar.update(1)
     finally:
+        bar.close()
         nnx.update((model, optimizer), state)
     return [float(loss) for loss in jax.device_get(losses)]
+
+
+def _finished(losses, finished):
+    """How many of the dispatched steps have finished, counting on from
+    ``finished`` (steps end in order). ``is_ready()`` asks without waiting,
+    so the training loop never syncs with the device."""
+    while finished < len(losses) and losses[finished].is_ready():
+        finished += 1
+    return finished
 
 
 # ---- Below: code saved from the book by `python -m tools.save`; do not edit by hand. ----

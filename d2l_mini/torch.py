@@ -20,13 +20,14 @@ from d2l_mini.data import Vocab, preprocess, read_time_machine
 from d2l_mini.glue import glue
 from d2l_mini.plotting import (check_shape, plot, set_axes, set_figsize,
                                use_svg_display)
+from d2l_mini.progress import progress
 
 d2l = sys.modules[__name__]
 
-__all__ = ['MultiHeadAttention', 'TimeMachine', 'Vocab', 'check_shape', 'glue',
-           'masked_softmax', 'plot', 'preprocess', 'read_time_machine',
-           'set_axes', 'set_figsize', 'train_lm', 'try_gpu',
-           'use_svg_display']
+__all__ = ['MultiHeadAttention', 'TimeMachine', 'Vocab', 'check_shape',
+           'glue', 'masked_softmax', 'plot', 'preprocess', 'progress',
+           'read_time_machine', 'set_axes', 'set_figsize', 'train_lm',
+           'try_gpu', 'use_svg_display']
 
 
 def try_gpu(i=0):
@@ -176,6 +177,7 @@ def train_lm(model, data, optimizer, num_steps, micro_batches=1):
     gradient over that many equal slices of the batch in turn (gradient
     accumulation): the same step up to rounding, with a slice's activations
     in memory instead of the batch's. Model and batches go to ``try_gpu()``.
+    A progress bar (``d2l.progress``) counts the steps while they run.
     Returns the per-step training losses as Python floats."""
     checks.check_num_steps(num_steps)
     checks.check_micro_batches(micro_batches)
@@ -214,16 +216,19 @@ def _accumulate_grads(model, X, Y, micro_batches):
 
 def _train_loop(model, data, optimizer, num_steps, device, micro_batches):
     losses = []
-    while len(losses) < num_steps:
-        for X, Y in data.train_dataloader():
-            checks.check_micro_batches(micro_batches, X.shape[0])
-            X, Y = X.to(device), Y.to(device)
-            optimizer.zero_grad(set_to_none=True)
-            loss = _accumulate_grads(model, X, Y, micro_batches)
-            optimizer.step()
-            losses.append(loss)  # no device sync per step
-            if len(losses) == num_steps:
-                break
+    with progress(total=num_steps, desc='training', unit='step',
+                  leave=False) as bar:
+        while len(losses) < num_steps:
+            for X, Y in data.train_dataloader():
+                checks.check_micro_batches(micro_batches, X.shape[0])
+                X, Y = X.to(device), Y.to(device)
+                optimizer.zero_grad(set_to_none=True)
+                loss = _accumulate_grads(model, X, Y, micro_batches)
+                optimizer.step()
+                losses.append(loss)  # no device sync per step
+                bar.update(1)
+                if len(losses) == num_steps:
+                    break
     return torch.stack(losses).cpu().tolist()
 
 

@@ -33,6 +33,36 @@ def assert_micro_batches_validated(d2l, model, tm, optimizer):
         d2l.train_lm(model, tm, optimizer, 1, micro_batches=3)
 
 
+class BarRecorder:
+    """Stands in for tqdm in ``d2l_mini.progress``: keeps every bar made, each
+    writing to its own StringIO, shown from the start (no delay)."""
+
+    def __init__(self, monkeypatch):
+        import io
+        from d2l_mini import progress as progress_module
+        self.bars = []
+        recorder = self
+
+        class RecordedBar(progress_module.tqdm):
+            def __init__(self, *args, **kwargs):
+                kwargs.update(file=io.StringIO(), delay=0, mininterval=0)
+                super().__init__(*args, **kwargs)
+                self.enabled = not self.disable  # close() disables a bar
+                recorder.bars.append(self)
+
+        monkeypatch.setattr(progress_module, 'tqdm', RecordedBar)
+
+
+def assert_one_bar_counted(recorder, num_steps):
+    """train_lm made one enabled bar of ``num_steps`` steps that reached the
+    end, printed its counts and is closed."""
+    [bar] = recorder.bars
+    assert bar.enabled and bar.total == num_steps
+    assert bar.n == num_steps and bar.disable  # counted to the end, closed
+    shown = bar.fp.getvalue()
+    assert 'training' in shown and f'{num_steps}/{num_steps}' in shown
+
+
 # ------------------------------------------------------------------ PyTorch
 
 @pytest.fixture(scope='module')
@@ -152,6 +182,16 @@ def test_torch_micro_batches_are_validated(pt):
     model = TinyLM(len(tm.vocab))
     optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
     assert_micro_batches_validated(d2l, model, tm, optimizer)
+
+
+def test_torch_train_lm_shows_progress(pt, monkeypatch):
+    torch, d2l, TinyLM = pt
+    recorder = BarRecorder(monkeypatch)
+    tm = d2l.TimeMachine(4, 5, num_train=9, num_val=1)
+    model = TinyLM(len(tm.vocab))
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    d2l.train_lm(model, tm, optimizer, 5)
+    assert_one_bar_counted(recorder, 5)
 
 
 # ------------------------------------------------------------------ JAX
@@ -286,3 +326,13 @@ def test_jax_micro_batches_are_validated(jx):
     model = TinyLM(len(tm.vocab), rngs=nnx.Rngs(0))
     optimizer = nnx.Optimizer(model, optax.sgd(0.1), wrt=nnx.Param)
     assert_micro_batches_validated(d2l, model, tm, optimizer)
+
+
+def test_jax_train_lm_shows_progress(jx, monkeypatch):
+    jnp, optax, nnx, d2l, TinyLM = jx
+    recorder = BarRecorder(monkeypatch)
+    tm = d2l.TimeMachine(4, 5, num_train=9, num_val=1)
+    model = TinyLM(len(tm.vocab), rngs=nnx.Rngs(0))
+    optimizer = nnx.Optimizer(model, optax.sgd(0.1), wrt=nnx.Param)
+    d2l.train_lm(model, tm, optimizer, 5)
+    assert_one_bar_counted(recorder, 5)

@@ -1,9 +1,12 @@
 """Build the whole book: check d2l_mini, split, execute, merge, render.
 
-    python -m tools.build
+    python -m tools.build [--no-execute] [--no-render]
 
 Stops at the first failing step with a non-zero exit status.  Ends by printing where
-the HTML is.
+the HTML is.  ``--no-execute`` runs no kernel: it merges and renders the executed
+notebooks already in ``_build/executed/`` (say, each framework's, executed by
+``python -m tools.execute --framework NAME`` on different machines and copied there)
+and fails, naming them, if any is missing or out of date.
 """
 from __future__ import annotations
 
@@ -15,7 +18,7 @@ import time
 from pathlib import Path
 
 from tools import records, save
-from tools.execute import ExecutionFailed, execute
+from tools.execute import ExecutionFailed, NotUpToDate, execute, use_executed
 from tools.merge import NotExecuted, merge_all
 from tools.paths import FRAMEWORKS, Layout, write_atomic
 from tools.sections import find_sections
@@ -86,7 +89,7 @@ def render(layout: Layout, log) -> Path:
     return html
 
 
-def build(layout: Layout, log=print, render_html: bool = True) -> None:
+def build(layout: Layout, log=print, render_html: bool = True, run_kernels: bool = True) -> None:
     started = time.monotonic()
 
     def step(title: str):
@@ -106,11 +109,18 @@ def build(layout: Layout, log=print, render_html: bool = True) -> None:
     split_all(names, layout)
     for path in prune(layout, names):
         log(f"removed {path} (its section is gone)")
-    step("executing notebooks")
-    try:
-        execute(names, layout, split=False, log=log)
-    except ExecutionFailed as error:
-        raise BuildFailed(f"notebook execution failed:\n{error}") from None
+    if run_kernels:
+        step("executing notebooks")
+        try:
+            execute(names, layout, split=False, log=log)
+        except ExecutionFailed as error:
+            raise BuildFailed(f"notebook execution failed:\n{error}") from None
+    else:
+        step("checking the executed notebooks (executing nothing)")
+        try:
+            use_executed(names, layout, log=log)
+        except NotUpToDate as error:
+            raise BuildFailed(str(error)) from None
     step("merging the frameworks' notebooks")
     try:
         merge_all(names, layout)
@@ -128,9 +138,13 @@ def main(argv: list[str] | None = None, layout: Layout | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tools.build", description=__doc__.split("\n")[0])
     parser.add_argument("--no-render", action="store_true",
                         help="stop after merging (the notebooks without the HTML)")
+    parser.add_argument("--no-execute", action="store_true",
+                        help="run no notebook: use the executed ones in _build/executed/, "
+                             "failing if any is missing or out of date")
     args = parser.parse_args(argv)
     try:
-        build(layout or Layout(), log=lambda line: print(line, flush=True), render_html=not args.no_render)
+        build(layout or Layout(), log=lambda line: print(line, flush=True),
+              render_html=not args.no_render, run_kernels=not args.no_execute)
     except BuildFailed as error:
         print(f"\nbuild failed: {error}", file=sys.stderr, flush=True)
         return 1

@@ -1,6 +1,8 @@
 """Execute the split notebooks, each in its own python3 kernel, several at once.
 
-    python -m tools.execute [book/<rel>.md ...]     (no argument: every section)
+    python -m tools.execute [--framework pytorch|jax] [book/<rel>.md ...]
+
+(no section: every section; no ``--framework``: both frameworks)
 
 Splits the sections, then runs every notebook whose content hash (tools.cache)
 changed (all of them, even after one failed), longest first, ``BOOK_JOBS`` at a time
@@ -9,7 +11,7 @@ changed (all of them, even after one failed), longest first, ``BOOK_JOBS`` at a 
 ``_build/executed/<framework>/<rel>.ipynb`` only when every cell succeeded; a failure
 removes the old copy, names the framework, notebook, cell and traceback, and exits
 non-zero.  ``_build/exec/records.json`` lists every notebook's wall time, status,
-versions and hardware.
+versions and hardware; a run of one framework keeps the other's records.
 """
 from __future__ import annotations
 
@@ -28,7 +30,7 @@ from tools import records
 from tools.cache import METADATA_KEY, hashed_code_cells, notebook_hash, recorded
 from tools.kernel import NotebookFailed, run_notebook
 from tools.outputs import clean_notebook
-from tools.paths import FRAMEWORKS, Layout, write_atomic
+from tools.paths import FRAMEWORKS, Layout, check_framework, write_atomic
 from tools.sections import chosen_sections, find_sections, section_parser
 from tools.split import split_all
 from tools.values import fill_notebook
@@ -39,6 +41,10 @@ PROGRESS_EVERY = 60.0  # seconds between "still running" lines
 
 class ExecutionFailed(Exception):
     """One or more notebooks failed; the message says which, where and why."""
+
+
+class NotUpToDate(Exception):
+    """Executed notebooks are missing or older than their sources (use_executed)."""
 
 
 @dataclasses.dataclass
@@ -124,11 +130,23 @@ def read_executed(path: Path) -> nbformat.NotebookNode | None:
         return None
 
 
-def plan(names: list[str], layout: Layout, force: bool = False, log=print):
+def check_frameworks(frameworks) -> tuple[str, ...]:
+    """``frameworks`` as a tuple in the book's order; raises on anything else."""
+    if isinstance(frameworks, str) or not isinstance(frameworks, (list, tuple, set, frozenset)):
+        raise TypeError(f"frameworks must be a list or tuple of names from {FRAMEWORKS}, "
+                        f"got {frameworks!r}")
+    if not frameworks:
+        raise ValueError(f"frameworks must name at least one of {FRAMEWORKS}, got none")
+    chosen = {check_framework(fw) for fw in frameworks}
+    return tuple(fw for fw in FRAMEWORKS if fw in chosen)
+
+
+def plan(names: list[str], layout: Layout, force: bool = False, log=print,
+         frameworks=FRAMEWORKS):
     """Split notebooks into (records of cached ones, jobs to run)."""
     cached, jobs = [], []
     for rel in names:
-        for framework in FRAMEWORKS:
+        for framework in check_frameworks(frameworks):
             notebook = nbformat.read(layout.notebook(framework, rel), as_version=4)
             job = Job(rel, framework, notebook, notebook_hash(notebook, layout),
                       layout.executed(framework, rel))
@@ -221,15 +239,16 @@ async def _run_all(jobs: list[Job], layout: Layout, parallel: int, threads: int,
 
 
 def execute(names: list[str], layout: Layout, *, jobs=None, timeout=None, force: bool = False,
-            split: bool = True, log=print) -> list[dict]:
-    """Execute the notebooks of ``names``; returns their records.
+            split: bool = True, log=print, frameworks=FRAMEWORKS) -> list[dict]:
+    """Execute the notebooks of ``names`` in ``frameworks``; returns their records.
 
     Raises ExecutionFailed (after writing the records) if any notebook failed.
     """
+    frameworks = check_frameworks(frameworks)
     parallel, timeout = settings(jobs, timeout)
     if split:
         split_all(names, layout)
-    cached, to_run = plan(names, layout, force=force, log=log)
+    cached, to_run = plan(names, layout, force=force, log=log, frameworks=frameworks)
     to_run = longest_first(to_run, layout)
     done, failures = [], []
     if to_run:
@@ -245,10 +264,41 @@ def execute(names: list[str], layout: Layout, *, jobs=None, timeout=None, force:
     return new
 
 
+def use_executed(names: list[str], layout: Layout, log=print) -> list[dict]:
+    """Take the executed notebooks of ``names`` as they are, running nothing.
+
+    Each must exist and be up to date with its split notebook; their outputs move
+    onto the current prose, as for a cached run.  Records already there (say,
+    merged from the jobs that executed each framework) are kept; a notebook
+    without one is recorded from its own metadata, as cached.  Raises NotUpToDate
+    naming every missing or stale notebook.
+    """
+    cached, to_run = plan(names, layout, log=log)
+    if to_run:
+        lines = [f"  {job.label}: {_missing_or_stale(job)}" for job in to_run]
+        raise NotUpToDate(
+            f"{len(to_run)} executed notebook(s) missing or out of date:\n" + "\n".join(lines)
+            + "\nexecute them first (python -m tools.execute [--framework NAME]), "
+            "or build without --no-execute")
+    earlier = {(r["section"], r["framework"], r.get("executed_at")) for r in records.load(layout)}
+    fresh = [r for r in cached if (r["section"], r["framework"], r["executed_at"]) not in earlier]
+    records.save(layout, fresh, find_sections(layout))
+    return cached
+
+
+def _missing_or_stale(job: Job) -> str:
+    if not job.output.is_file():
+        return f"{job.output} is missing"
+    return (f"{job.output} is stale (its code cells, d2l_mini, requirements.txt or the "
+            "installed frameworks changed since it ran)")
+
+
 def main(argv: list[str] | None = None, layout: Layout | None = None) -> int:
     layout = layout or Layout()
     parser = section_parser("python -m tools.execute", __doc__)
     parser.add_argument("--force", action="store_true", help="execute even if the cache is up to date")
+    parser.add_argument("--framework", choices=FRAMEWORKS,
+                        help="execute only this framework's notebooks (default: both)")
     args = parser.parse_args(argv)
     names = chosen_sections(parser, args, layout)
     try:
@@ -256,7 +306,8 @@ def main(argv: list[str] | None = None, layout: Layout | None = None) -> int:
     except ValueError as error:
         parser.error(str(error))
     try:
-        execute(names, layout, force=args.force, log=lambda line: print(line, flush=True))
+        execute(names, layout, force=args.force, log=lambda line: print(line, flush=True),
+                frameworks=(args.framework,) if args.framework else FRAMEWORKS)
     except ExecutionFailed as error:
         print(f"\nnotebook execution failed:\n{error}", file=sys.stderr, flush=True)
         return 1

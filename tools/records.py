@@ -3,13 +3,21 @@
 The versions and hardware are asked of the kernel itself, by a probe cell that runs
 after the notebook's own cells (and is removed again), so they describe the
 framework that actually ran: a CUDA build on a GPU machine reports the GPU.
+
+    python -m tools.records FILE [FILE ...]
+
+merges records files (say, those of jobs that each executed one framework) into
+``_build/exec/records.json``; a later file wins for the same notebook.
 """
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import platform
+import sys
 from importlib import metadata as importlib_metadata
+from pathlib import Path
 
 from tools.paths import FRAMEWORKS, Layout, write_atomic
 
@@ -101,3 +109,47 @@ def save(layout: Layout, new: list[dict], sections: list[str]) -> None:
     order = {name: i for i, name in enumerate(sections)}
     ordered = sorted(keep.values(), key=lambda r: (order[r["section"]], FRAMEWORKS.index(r["framework"])))
     write_atomic(layout.records, json.dumps(ordered, indent=1) + "\n")
+
+
+def read_file(path: Path) -> list[dict]:
+    """The records in a records file; ValueError saying what is wrong with it."""
+    try:
+        found = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as error:
+        raise ValueError(f"cannot read records from {path}: {error}") from None
+    if not isinstance(found, list) or not all(
+            isinstance(r, dict) and isinstance(r.get("section"), str) and r.get("framework") in FRAMEWORKS
+            for r in found):
+        raise ValueError(f"{path} is not a records file: expected a JSON list of objects "
+                         f"with a 'section' and a 'framework' (one of {FRAMEWORKS})")
+    return found
+
+
+def merge_files(layout: Layout, paths: list[Path]) -> list[dict]:
+    """Add the records of ``paths`` to the layout's records (later files win)."""
+    from tools.sections import find_sections
+
+    new = {}
+    for path in paths:
+        new.update({(r["section"], r["framework"]): r for r in read_file(path)})
+    sections = find_sections(layout)
+    save(layout, [r for r in new.values() if r["section"] in sections], sections)
+    return load(layout)
+
+
+def main(argv: list[str] | None = None, layout: Layout | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m tools.records",
+                                     description="merge records files into _build/exec/records.json")
+    parser.add_argument("files", nargs="+", type=Path, help="records.json files to merge")
+    args = parser.parse_args(argv)
+    layout = layout or Layout()
+    try:
+        merged = merge_files(layout, args.files)
+    except ValueError as error:
+        parser.error(str(error))
+    print(f"{layout.records}: {len(merged)} record(s)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
