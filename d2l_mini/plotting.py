@@ -7,6 +7,66 @@ from matplotlib import pyplot as plt
 matplotlib.rcParams['svg.hashsalt'] = 'd2l_mini'
 
 
+def _axes_text(axes):
+    """What one matplotlib ``Axes`` shows, from its kind, labels, scales and legend."""
+    if axes.lines:
+        kind = 'Line plot'
+    elif axes.images:
+        kind = 'Image'
+    elif axes.collections or axes.patches:
+        kind = 'Chart'
+    else:
+        return None
+    ylabel, xlabel = (_label(axis) for axis in (axes.yaxis, axes.xaxis))
+    text = kind + (f' of {ylabel}' if ylabel else '') + (
+        f' against {xlabel}' if xlabel else '')
+    if axes.get_title():
+        text += f', titled {axes.get_title()}'
+    legend = axes.get_legend()
+    if legend is not None:
+        text += ': ' + ', '.join(t.get_text() for t in legend.get_texts())
+    return text
+
+
+def _label(axis):
+    label = axis.get_label_text()
+    if label and axis.get_scale() == 'log':
+        return f'{label} (log scale)'
+    return label
+
+
+def describe(figure):
+    """A text alternative for a matplotlib figure, from its axes' kinds, labels and
+    legends, e.g. 'Line plot of training loss against step: SwiGLU, GELU'."""
+    texts = [t for t in map(_axes_text, figure.axes) if t]
+    if not texts:
+        return 'Empty figure'
+    if len(texts) == 1:
+        return texts[0]
+    counts = {text: texts.count(text) for text in texts}
+    if len(counts) == 1:
+        return f'Figure of {len(texts)} plots, each: {texts[0]}'
+    parts = [text if n == 1 else f'{n} × {text}' for text, n in counts.items()]
+    return f'Figure of {len(texts)} plots: ' + '; '.join(parts)
+
+
+def describe_figures(shell):
+    """Make the text/plain of every figure that ``shell`` (IPython) displays its
+    :func:`describe` text: notebook readers and the HTML book use it as alt text."""
+    from matplotlib.figure import Figure
+    formatter = shell.display_formatter.formatters['text/plain']
+    formatter.for_type(Figure, lambda figure, printer, cycle:
+                       printer.text(describe(figure)))
+
+
+def _running_shell():
+    try:
+        from IPython import get_ipython
+    except ImportError:
+        return None
+    return get_ipython()
+
+
 def use_svg_display():
     """Show notebook figures as SVG (does nothing outside IPython)."""
     try:
@@ -63,6 +123,10 @@ def set_axes(axes, xlabel, ylabel, xlim, ylim, xscale, yscale, legend):
     if legend:
         axes.legend(legend)
     axes.grid()
+
+
+if _running_shell() is not None:
+    describe_figures(_running_shell())
 
 
 def plot(X, Y=None, xlabel=None, ylabel=None, legend=None, xlim=None,
