@@ -50,13 +50,28 @@ def describe(figure):
     return f'Figure of {len(texts)} plots: ' + '; '.join(parts)
 
 
+def _pretty_description(figure, printer, cycle):
+    printer.text(describe(figure))
+
+
 def describe_figures(shell):
     """Make the text/plain of every figure that ``shell`` (IPython) displays its
-    :func:`describe` text: notebook readers and the HTML book use it as alt text."""
+    :func:`describe` text: the HTML book uses it as the image's alt text."""
     from matplotlib.figure import Figure
-    formatter = shell.display_formatter.formatters['text/plain']
-    formatter.for_type(Figure, lambda figure, printer, cycle:
-                       printer.text(describe(figure)))
+    shell.display_formatter.formatters['text/plain'].for_type(
+        Figure, _pretty_description)
+    # matplotlib-inline drops every formatter of Figure when it selects the figure
+    # formats: in set_matplotlib_formats (use_svg_display registers again) and on
+    # loading the inline backend, which may happen in any cell after this import, and
+    # adds its post_execute callback (which shows the cell's figures) after this one.
+    if _describe_figures_in_ipython not in shell.events.callbacks['post_execute']:
+        shell.events.register('post_execute', _describe_figures_in_ipython)
+
+
+def _describe_figures_in_ipython():
+    shell = _running_shell()
+    if shell is not None:
+        describe_figures(shell)
 
 
 def _running_shell():
@@ -76,7 +91,8 @@ def use_svg_display():
     try:
         backend_inline.set_matplotlib_formats('svg')
     except Exception:  # not running inside an IPython kernel
-        pass
+        return
+    _describe_figures_in_ipython()
 
 
 def set_figsize(figsize=(3.5, 2.5)):
@@ -125,10 +141,6 @@ def set_axes(axes, xlabel, ylabel, xlim, ylim, xscale, yscale, legend):
     axes.grid()
 
 
-if _running_shell() is not None:
-    describe_figures(_running_shell())
-
-
 def plot(X, Y=None, xlabel=None, ylabel=None, legend=None, xlim=None,
          ylim=None, xscale='linear', yscale='linear',
          fmts=('-', 'm--', 'g-.', 'r:'), figsize=(3.5, 2.5), axes=None):
@@ -171,3 +183,6 @@ def check_shape(a, shape):
     expected = tuple(shape)
     if actual != expected:
         raise ValueError(f'shape mismatch: expected {expected}, got {actual}')
+
+
+_describe_figures_in_ipython()
