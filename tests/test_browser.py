@@ -234,6 +234,9 @@ def test_without_javascript_both_versions_show_labelled(browser, server, site):
                 assert cells.nth(i).is_visible()
                 content = cells.nth(i).evaluate("cell => getComputedStyle(cell, '::before').content")
                 assert content == f'"{label}"', content
+            colours = cells.nth(0).evaluate(
+                "cell => [getComputedStyle(cell, '::before').color, getComputedStyle(cell, '::before').backgroundColor]")
+            assert contrast(*map(rgb, colours)) >= 4.5, colours
             assert page.locator(f".fw-notebooks .fw-only-{framework}").is_visible()
         assert quiet.offsite == []
     finally:
