@@ -116,6 +116,7 @@ def more_section():
         code("from d2l_mini import torch as d2l", ["pytorch"]),
         code("from d2l_mini import jax as d2l", ["jax"]),
         code("print(2 + 2)", outputs=[stream("4\n")]),
+        code("print('source hidden')", ["hide-input"], [stream("source hidden\n")]),
         code("y = torch.arange(4)", ["pytorch"]),
         code("y = jnp.arange(4)", ["jax"]),
         code("print(y.sum())", ["pytorch"], [stream("tensor(6)\n")]),

@@ -242,3 +242,7 @@ def test_theme_html_is_made_accessible(site):
             assert button.get_text(" ", strip=True).split()[0] in name, f"{path}: {button}"
         assert document.select_one(".bd-sidebar-primary nav .navbar-brand"), \
             f"{path}: the sidebar's title is outside a landmark"
+        for summary in document.select("article details.hide > summary"):
+            assert not summary.get("aria-label"), f"{path}: {summary}"
+    if not site.real:
+        assert soup(page(site, "demo/more")).select("article details.hide > summary")

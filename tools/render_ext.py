@@ -13,7 +13,8 @@
   and a generic one when it is only a Python repr (``<Figure size ...>``).
 - Accessibility of the theme's HTML: each collapsible section of the sidebar's table of
   contents gets a name (its ``<summary>`` holds only an icon), and the bibliography's
-  entries are list items of its ``role="list"`` (docutils makes them doc-biblioentry).
+  entries are list items of its ``role="list"`` (docutils makes them doc-biblioentry),
+  and myst-nb's toggles of hidden cell sources are named by their visible text.
 """
 
 import html
@@ -181,13 +182,17 @@ def with_named_toc_toggles(generate):
 
 
 BIBLIOGRAPHY_ENTRY = re.compile(r'(<div class="citation"[^>]*) role="doc-biblioentry"')
+# myst-nb's toggle of a hide-input cell: its name would not hold its visible text ("Show
+# code cell source"); without the aria-label the name is that text.
+HIDDEN_CELL_TOGGLE = '<summary aria-label="Toggle hidden content">'
 
 
 def fix_theme_html(app, pagename, templatename, context, doctree):
     if "generate_toctree_html" in context:
         context["generate_toctree_html"] = with_named_toc_toggles(context["generate_toctree_html"])
     if "body" in context:
-        context["body"] = BIBLIOGRAPHY_ENTRY.sub(r'\1 role="listitem"', context["body"])
+        body = BIBLIOGRAPHY_ENTRY.sub(r'\1 role="listitem"', context["body"])
+        context["body"] = body.replace(HIDDEN_CELL_TOGGLE, "<summary>")
 
 
 def setup(app):
