@@ -5,9 +5,11 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.requirements-installed
+# npm ci writes node_modules/.package-lock.json: the browser test's axe-core, as pinned.
+NODE_STAMP := node_modules/.package-lock.json
 FIGURE_MODULES := $(subst /,.,$(basename $(sort $(wildcard tools/figures/*.py))))
 
-.PHONY: book test test-fast bench save figures publish clean venv
+.PHONY: book test test-fast bench save figures publish clean venv node
 
 book: $(STAMP)
 	$(PY) -m tools.build
@@ -15,8 +17,9 @@ book: $(STAMP)
 # The whole suite, as CI runs it: the book is built first (every notebook of both
 # frameworks executed, the HTML rendered with warnings as errors), then pytest checks
 # the built artefacts, the unit and parity tests and the browser behaviour. The build
-# inside pytest finds everything up to date and re-executes nothing.
-test: $(STAMP)
+# inside pytest finds everything up to date and re-executes nothing. The browser test
+# checks every page with axe-core, installed from package-lock.json.
+test: $(STAMP) $(NODE_STAMP)
 	$(PY) -m tools.build
 	$(PY) -m pytest
 
@@ -46,6 +49,11 @@ clean:
 	rm -rf _build
 
 venv: $(STAMP)
+
+node: $(NODE_STAMP)
+
+$(NODE_STAMP): package.json package-lock.json
+	npm ci --no-audit --no-fund
 
 $(STAMP): requirements.txt
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)

@@ -7,6 +7,81 @@ from matplotlib import pyplot as plt
 matplotlib.rcParams['svg.hashsalt'] = 'd2l_mini'
 
 
+def _axes_text(axes):
+    """What one matplotlib ``Axes`` shows, from its kind, labels, scales and legend."""
+    if axes.lines:
+        kind = 'Line plot'
+    elif axes.images:
+        kind = 'Image'
+    elif axes.collections or axes.patches:
+        kind = 'Chart'
+    else:
+        return None
+    ylabel, xlabel = (_label(axis) for axis in (axes.yaxis, axes.xaxis))
+    text = kind + (f' of {ylabel}' if ylabel else '') + (
+        f' against {xlabel}' if xlabel else '')
+    if axes.get_title():
+        text += f', titled {axes.get_title()}'
+    legend = axes.get_legend()
+    if legend is not None:
+        text += ': ' + ', '.join(t.get_text() for t in legend.get_texts())
+    return text
+
+
+def _label(axis):
+    label = axis.get_label_text()
+    if label and axis.get_scale() == 'log':
+        return f'{label} (log scale)'
+    return label
+
+
+def describe(figure):
+    """A text alternative for a matplotlib figure, from its axes' kinds, labels and
+    legends, e.g. 'Line plot of training loss against step: SwiGLU, GELU'."""
+    texts = [t for t in map(_axes_text, figure.axes) if t]
+    if not texts:
+        return 'Empty figure'
+    if len(texts) == 1:
+        return texts[0]
+    counts = {text: texts.count(text) for text in texts}
+    if len(counts) == 1:
+        return f'Figure of {len(texts)} plots, each: {texts[0]}'
+    parts = [text if n == 1 else f'{n} × {text}' for text, n in counts.items()]
+    return f'Figure of {len(texts)} plots: ' + '; '.join(parts)
+
+
+def _pretty_description(figure, printer, cycle):
+    printer.text(describe(figure))
+
+
+def describe_figures(shell):
+    """Make the text/plain of every figure that ``shell`` (IPython) displays its
+    :func:`describe` text: the HTML book uses it as the image's alt text."""
+    from matplotlib.figure import Figure
+    shell.display_formatter.formatters['text/plain'].for_type(
+        Figure, _pretty_description)
+    # matplotlib-inline drops every formatter of Figure when it selects the figure
+    # formats: in set_matplotlib_formats (use_svg_display registers again) and on
+    # loading the inline backend, which may happen in any cell after this import, and
+    # adds its post_execute callback (which shows the cell's figures) after this one.
+    if _describe_figures_in_ipython not in shell.events.callbacks['post_execute']:
+        shell.events.register('post_execute', _describe_figures_in_ipython)
+
+
+def _describe_figures_in_ipython():
+    shell = _running_shell()
+    if shell is not None:
+        describe_figures(shell)
+
+
+def _running_shell():
+    try:
+        from IPython import get_ipython
+    except ImportError:
+        return None
+    return get_ipython()
+
+
 def use_svg_display():
     """Show notebook figures as SVG (does nothing outside IPython)."""
     try:
@@ -16,7 +91,8 @@ def use_svg_display():
     try:
         backend_inline.set_matplotlib_formats('svg')
     except Exception:  # not running inside an IPython kernel
-        pass
+        return
+    _describe_figures_in_ipython()
 
 
 def set_figsize(figsize=(3.5, 2.5)):
@@ -107,3 +183,6 @@ def check_shape(a, shape):
     expected = tuple(shape)
     if actual != expected:
         raise ValueError(f'shape mismatch: expected {expected}, got {actual}')
+
+
+_describe_figures_in_ipython()

@@ -69,8 +69,13 @@ def stream(text):
     return v4.new_output("stream", name="stdout", text=text)
 
 
-def figure():
-    return v4.new_output("display_data", data={"image/png": PNG, "text/plain": "<Figure>"})
+# The text/plain that d2l_mini.plotting gives a figure, and matplotlib's own.
+PLOT_DESCRIPTION = "Line plot of loss against step: up, down"
+FIGURE_REPR = "<Figure size 350x250 with 1 Axes>"
+
+
+def figure(text=FIGURE_REPR):
+    return v4.new_output("display_data", data={"image/png": PNG, "text/plain": text})
 
 
 def notebook(cells):
@@ -95,7 +100,7 @@ def twins_section():
         code("assert True", ["jax", "claim", "remove-cell"]),
         v4.new_markdown_cell("## A plot\n\nTwo plots behind one tab bar; this text is long enough "
                              "to push the next cells down the page.\n\n" + "Filler text. " * 80),
-        code("d2l.plot([1, 2], [3, 4])", ["pytorch"], [figure()]),
+        code("d2l.plot([1, 2], [3, 4])", ["pytorch"], [figure(PLOT_DESCRIPTION)]),
         code("d2l.plot([1, 2], [3, 4])", ["jax"], [figure()]),
         v4.new_markdown_cell("More prose between the groups.\n\n" + "Filler text. " * 300),
         code("x = torch.zeros(3)\nprint(x.shape)", ["pytorch"], [stream("torch.Size([3])\n")]),
@@ -111,6 +116,7 @@ def more_section():
         code("from d2l_mini import torch as d2l", ["pytorch"]),
         code("from d2l_mini import jax as d2l", ["jax"]),
         code("print(2 + 2)", outputs=[stream("4\n")]),
+        code("print('source hidden')", ["hide-input"], [stream("source hidden\n")]),
         code("y = torch.arange(4)", ["pytorch"]),
         code("y = jnp.arange(4)", ["jax"]),
         code("print(y.sum())", ["pytorch"], [stream("tensor(6)\n")]),
@@ -134,6 +140,7 @@ def make_project(root):
     (book / "demo").mkdir(parents=True)
     shutil.copy2(REPO / "_config.yml", root / "_config.yml")
     shutil.copytree(REPO / "book" / "_static", book / "_static")
+    shutil.copytree(REPO / "book" / "_templates", book / "_templates")
     shutil.copy2(REPO / "book" / "references.bib", book / "references.bib")
     shutil.copy2(REPO / "book" / "references.md", book / "references.md")
     (book / "index.md").write_text("# A small book\n\nThe landing page: {doc}`demo/twins`.\n\n"

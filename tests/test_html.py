@@ -240,3 +240,41 @@ def test_a_warning_fails_the_build(tmp_path):
     (root / "_toc.yml").write_text("format: jb-book\nroot: index\nchapters:\n  - file: report\n")
     with pytest.raises(RenderError, match="no-such-label"):
         render(Layout(root=root), quiet=True, notice=lambda message: None)
+
+
+def test_every_image_has_a_text_alternative(site):
+    """Figures and plot outputs: an alt text that is words, not the image's file name."""
+    for path in pages(site):
+        for image in soup(path).find_all("img"):
+            alt = image.get("alt", "").strip()
+            assert alt and not alt.endswith((".png", ".svg", ".jpg")) and "/" not in alt, \
+                f"{path}: <img src={image.get('src')}> has alt {alt!r}"
+
+
+def test_plot_outputs_take_their_description_as_alt_text(site):
+    if site.real:
+        pytest.skip("the hand-made book has one described and one undescribed plot")
+    document = soup(page(site, "demo/twins"))
+    alts = {fw: [img["alt"] for img in document.select(f"div.cell.tag_{fw} .cell_output img")]
+            for fw in FRAMEWORKS}
+    assert alts == {"pytorch": [book_site.PLOT_DESCRIPTION],
+                    "jax": ["Image output of the code cell"]}
+
+
+def test_theme_html_is_made_accessible(site):
+    document = soup(site.html / "references.html")
+    entries = document.select('[role="list"] > *')
+    assert entries and all(entry.get("role") == "listitem" for entry in entries)
+    for path in pages(site):
+        document = soup(path)
+        for summary in document.select(".bd-sidebar-primary summary"):
+            assert summary.get_text(strip=True) or summary.get("aria-label"), f"{path}: {summary}"
+        for button in document.select(".search-button-field"):
+            name = button.get("aria-label") or button.get_text(" ", strip=True)
+            assert button.get_text(" ", strip=True).split()[0] in name, f"{path}: {button}"
+        assert document.select_one(".bd-sidebar-primary nav .navbar-brand"), \
+            f"{path}: the sidebar's title is outside a landmark"
+        for summary in document.select("article details.hide > summary"):
+            assert not summary.get("aria-label"), f"{path}: {summary}"
+    if not site.real:
+        assert soup(page(site, "demo/more")).select("article details.hide > summary")

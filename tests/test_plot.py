@@ -79,6 +79,60 @@ def test_mismatched_lengths_are_rejected(axes):
         plotting.plot([[1, 2], [3, 4]], [[1, 2], [3, 4], [5, 6]], axes=axes)
 
 
+def test_description_names_kind_axes_scales_and_legend(axes):
+    plotting.plot([1, 2, 3], [[1, 2, 3], [3, 2, 1]], 'step', 'training loss',
+                  legend=['SwiGLU', 'GELU'], yscale='log', axes=axes)
+    assert plotting.describe(axes.figure) == \
+        'Line plot of training loss (log scale) against step: SwiGLU, GELU'
+
+
+def test_description_of_several_plots():
+    figure, (left, right) = plt.subplots(1, 2)
+    plotting.plot([1, 2], [3, 4], 'block', 'attention', axes=left)
+    plotting.plot([1, 2], [3, 4], 'block', 'FFN', legend='post-LN', axes=right)
+    assert plotting.describe(figure) == ('Figure of 2 plots: Line plot of attention '
+                                         'against block; Line plot of FFN against '
+                                         'block: post-LN')
+    for ax in (left, right):
+        ax.clear()
+        ax.imshow(np.eye(2))
+    right.set_title('head 1')
+    assert plotting.describe(figure) == \
+        'Figure of 2 plots: Image; Image, titled head 1'
+    right.set_title('')
+    assert plotting.describe(figure) == 'Figure of 2 plots, each: Image'
+    plt.close(figure)
+
+
+@pytest.mark.slow
+def test_notebook_figures_have_their_description_as_text():
+    """In a kernel, with the inline backend: the text/plain of every figure (which the
+    HTML book uses as alt text) is its description, whether d2l_mini drew it or not."""
+    import nbformat
+    from nbclient import NotebookClient
+    from nbformat import v4
+
+    cells = [
+        "from d2l_mini import plotting\nfrom matplotlib import pyplot as plt",
+        "_, axes = plt.subplots(1, 2)\naxes[0].imshow([[0, 1]])\n"
+        "axes[1].imshow([[1, 0]])",
+        "plotting.plot([1, 2], [3, 4], 'step', 'loss', legend=['a'])",
+        "_, axes = plt.subplots(1, 2)\n"
+        "plotting.plot([1, 2], [3, 4], 'block', 'attention', axes=axes[0])\n"
+        "plotting.plot([1, 2], [3, 4], 'block', 'FFN', axes=axes[1])",
+    ]
+    notebook = v4.new_notebook(cells=[v4.new_code_cell(c) for c in cells])
+    NotebookClient(notebook, kernel_name='python3', timeout=120).execute()
+    texts = [[o['data']['text/plain'] for o in cell.outputs
+              if o['output_type'] == 'display_data'] for cell in notebook.cells]
+    assert texts == [
+        [], ['Figure of 2 plots, each: Image'], ['Line plot of loss against step: a'],
+        ['Figure of 2 plots: Line plot of attention against block; '
+         'Line plot of FFN against block']]
+    assert 'image/svg+xml' in notebook.cells[2].outputs[0]['data']
+    nbformat.validate(notebook)
+
+
 def test_check_shape_reports_both_shapes():
     plotting.check_shape(np.zeros((2, 3)), (2, 3))
     with pytest.raises(ValueError) as info:

@@ -30,7 +30,7 @@ class RenderError(RuntimeError):
 
 
 def book_pages(book):
-    """{'<rel>': is_section} for every Markdown page under book/ (not _static/, img/)."""
+    """{'<rel>': is_section} for every Markdown page under book/ (not _static/, _templates/, img/)."""
     pages = {}
     for path in sorted(Path(book).rglob("*.md")):
         rel = path.relative_to(book)
@@ -131,6 +131,7 @@ def assemble(layout, site, notice=print):
     if (book / "references.bib").is_file():
         shutil.copy2(book / "references.bib", site / "references.bib")
     copy_tree(book / "_static", site / "_static")
+    copy_tree(book / "_templates", site / "_templates")
     copy_tree(book / "img", site / "img")
     (site / "_ext").mkdir()
     shutil.copy2(Path(__file__).with_name("render_ext.py"), site / "_ext" / "render_ext.py")

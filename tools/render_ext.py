@@ -8,6 +8,13 @@
   of the selected tab. Pages written in Markdown get no links.
 - MathJax 3 is copied from the sphinx-mathjax-offline package into ``_static/mathjax``,
   which ``mathjax_path`` points at, so that the book reads without a network.
+- Image outputs of notebooks get their output's ``text/plain`` as alt text when it
+  describes the image (d2l_mini.plotting makes a figure's text/plain say what it plots),
+  and a generic one when it is only a Python repr (``<Figure size ...>``).
+- Accessibility of the theme's HTML: each collapsible section of the sidebar's table of
+  contents gets a name (its ``<summary>`` holds only an icon), and the bibliography's
+  entries are list items of its ``role="list"`` (docutils makes them doc-biblioentry),
+  and myst-nb's toggles of hidden cell sources are named by their visible text.
 """
 
 import html
@@ -15,8 +22,10 @@ import re
 from importlib import metadata
 from pathlib import Path
 
+from bs4 import BeautifulSoup, Tag
 from docutils import nodes
 from sphinx.errors import ExtensionError
+from sphinx.transforms.post_transforms import SphinxPostTransform
 from sphinx.util import logging
 from sphinx.util.fileutil import copy_asset
 from sphinx.util.osutil import relative_uri
@@ -28,6 +37,8 @@ NOTEBOOKS_DIR = "notebooks"
 COLAB_URL = "https://colab.research.google.com/github/{repo}/blob/{branch}/{framework}/{page}.ipynb"
 MATHJAX_DIST = "sphinx-mathjax-offline"
 MATHJAX_ENTRY = "tex-chtml.js"
+PYTHON_REPR = re.compile(r"<.*>", re.DOTALL)
+UNDESCRIBED_IMAGE = "Image output of the code cell"
 
 
 def github_repo(url):
@@ -124,9 +135,72 @@ def check_mathjax(app, config):
         mathjax_source()
 
 
+def output_description(bundle):
+    """The text/plain of a notebook output's mime bundle, unless it is a bare repr."""
+    for child in bundle.children:
+        if child.get("mime_type") == "text/plain":
+            text = " ".join(child.astext().split())
+            return None if PYTHON_REPR.fullmatch(text) else text or None
+    return None
+
+
+class ImageOutputAlt(SphinxPostTransform):
+    """Alt text for the images of notebook outputs, from the text/plain of the output.
+
+    Runs before myst-nb's SelectMimeType (priority 4), which keeps only the richest type
+    of each output's mime bundle and so drops the text/plain.
+    """
+
+    default_priority = 3
+
+    def run(self, **kwargs):
+        for bundle in self.document.findall(nodes.container):
+            if bundle.get("nb_element") != "mime_bundle":
+                continue
+            alt = output_description(bundle) or UNDESCRIBED_IMAGE
+            for image in bundle.findall(nodes.image):
+                image.setdefault("alt", alt)
+
+
+def name_toc_toggles(toctree):
+    """Name each sidebar <summary> that holds only its chevron icon after the entry it
+    expands. `toctree`: the theme's toctree, a BeautifulSoup (changed in place) or HTML."""
+    soup = toctree if isinstance(toctree, Tag) else BeautifulSoup(toctree or "", "html.parser")
+    for summary in soup.select("li > details > summary"):
+        link = summary.parent.find_previous_sibling("a")
+        if summary.get_text(strip=True) or summary.has_attr("aria-label") or link is None:
+            continue
+        summary["aria-label"] = f"Sections of {link.get_text(' ', strip=True)}"
+    return toctree if isinstance(toctree, Tag) else str(soup)
+
+
+def with_named_toc_toggles(generate):
+    def generate_named(*args, **kwargs):
+        return name_toc_toggles(generate(*args, **kwargs))
+
+    return generate_named
+
+
+BIBLIOGRAPHY_ENTRY = re.compile(r'(<div class="citation"[^>]*) role="doc-biblioentry"')
+# myst-nb's toggle of a hide-input cell: its name would not hold its visible text ("Show
+# code cell source"); without the aria-label the name is that text.
+HIDDEN_CELL_TOGGLE = '<summary aria-label="Toggle hidden content">'
+
+
+def fix_theme_html(app, pagename, templatename, context, doctree):
+    if "generate_toctree_html" in context:
+        context["generate_toctree_html"] = with_named_toc_toggles(context["generate_toctree_html"])
+    if "body" in context:
+        body = BIBLIOGRAPHY_ENTRY.sub(r'\1 role="listitem"', context["body"])
+        context["body"] = body.replace(HIDDEN_CELL_TOGGLE, "<summary>")
+
+
 def setup(app):
     app.add_config_value("notebooks_branch", "notebooks", "html", types=[str])
     app.connect("config-inited", check_mathjax)
     app.connect("doctree-resolved", add_notebook_links)
     app.connect("build-finished", copy_mathjax)
+    # After the theme put its functions into the page context (default priority 500).
+    app.connect("html-page-context", fix_theme_html, priority=900)
+    app.add_post_transform(ImageOutputAlt)
     return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True}

@@ -3,6 +3,9 @@
 // bar. The choice is one for the whole book: kept in localStorage, set by
 // ?framework=pytorch|jax in the URL, and applied from <head> (the class fw-<name> on
 // <html>) so that frameworks.css hides the other framework's cells before the first paint.
+// Each bar follows the WAI-ARIA tabs pattern: one Tab stop (the selected tab), Left/Right
+// and Home/End move to another framework and select it, every tab names the cells it
+// shows (aria-controls) and every cell the tab that labels it.
 (function () {
   "use strict";
   var LABELS = { pytorch: "PyTorch", jax: "JAX" };
@@ -20,6 +23,7 @@
       var on = tab.dataset.framework === name;
       tab.classList.toggle("fw-active", on);
       tab.setAttribute("aria-selected", on ? "true" : "false");
+      tab.tabIndex = on ? 0 : -1;
     });
   }
 
@@ -48,40 +52,70 @@
     if (shift) window.scrollTo({ top: window.scrollY + shift, left: window.scrollX, behavior: "instant" });
   }
 
-  function tabBar(present) {
+  // Arrow keys wrap around; Home and End go to the first and the last tab.
+  var MOVES = {
+    ArrowLeft: function (i, n) { return (i + n - 1) % n; },
+    ArrowRight: function (i, n) { return (i + 1) % n; },
+    Home: function () { return 0; },
+    End: function (i, n) { return n - 1; },
+  };
+
+  function onKey(event, bar) {
+    var tabs = Array.prototype.slice.call(bar.querySelectorAll(".fw-tab"));
+    var i = tabs.indexOf(event.target), move = MOVES[event.key];
+    if (i < 0 || !move || event.altKey || event.ctrlKey || event.metaKey) return;
+    event.preventDefault();
+    var tab = tabs[move(i, tabs.length)];
+    select(tab.dataset.framework, bar);
+    tab.focus({ preventScroll: true });
+  }
+
+  // The cells of a group become the panels of its tabs: ids (kept when a cell has one),
+  // role=tabpanel, labelled by their framework's tab.
+  function tabBar(panels, number) {
     var bar = document.createElement("div");
     bar.className = "fw-tabbar";
     bar.setAttribute("role", "tablist");
-    FRAMEWORKS.filter(function (f) { return present[f]; }).forEach(function (f) {
+    bar.setAttribute("aria-label", "Framework");
+    FRAMEWORKS.filter(function (f) { return panels[f]; }).forEach(function (f) {
       var tab = document.createElement("button");
       tab.type = "button";
       tab.className = "fw-tab";
+      tab.id = "fw-tab-" + number + "-" + f;
       tab.dataset.framework = f;
       tab.setAttribute("role", "tab");
       tab.textContent = LABELS[f];
+      panels[f].forEach(function (cell, k) {
+        cell.id = cell.id || "fw-panel-" + number + "-" + f + (k ? "-" + k : "");
+        cell.setAttribute("role", "tabpanel");
+        cell.setAttribute("aria-labelledby", tab.id);
+      });
+      tab.setAttribute("aria-controls", panels[f].map(function (cell) { return cell.id; }).join(" "));
       tab.addEventListener("click", function () { select(f, bar); });
       bar.appendChild(tab);
     });
+    bar.addEventListener("keydown", function (event) { onKey(event, bar); });
     return bar;
   }
 
   // A run starts at a tagged cell and takes the tagged cells that follow it; a PyTorch
   // cell after a JAX cell starts the next run. Runs with both frameworks get a tab bar.
   function group() {
+    var groups = 0;
     document.querySelectorAll("div.cell.tag_pytorch, div.cell.tag_jax").forEach(function (cell) {
       if (!frameworkOf(cell) || cell.parentElement.classList.contains("fw-group")) return;
-      var run = [cell], present = {}, next = cell.nextElementSibling;
-      present[frameworkOf(cell)] = true;
-      while (next && frameworkOf(next) && !(frameworkOf(next) === FRAMEWORKS[0] && present[FRAMEWORKS[1]])) {
-        present[frameworkOf(next)] = true;
+      var run = [cell], panels = {}, next = cell.nextElementSibling;
+      panels[frameworkOf(cell)] = [cell];
+      while (next && frameworkOf(next) && !(frameworkOf(next) === FRAMEWORKS[0] && panels[FRAMEWORKS[1]])) {
+        (panels[frameworkOf(next)] = panels[frameworkOf(next)] || []).push(next);
         run.push(next);
         next = next.nextElementSibling;
       }
-      if (!FRAMEWORKS.every(function (f) { return present[f]; })) return;
+      if (!FRAMEWORKS.every(function (f) { return panels[f]; })) return;
       var box = document.createElement("div");
       box.className = "fw-group";
       cell.parentElement.insertBefore(box, cell);
-      box.appendChild(tabBar(present));
+      box.appendChild(tabBar(panels, ++groups));
       run.forEach(function (c) { box.appendChild(c); });
     });
     apply(FRAMEWORKS.filter(function (f) { return root.classList.contains("fw-" + f); })[0]);
