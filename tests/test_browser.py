@@ -270,6 +270,10 @@ def axe_source():
 RUN_AXE = """async tags => {
   await document.fonts.ready;
   if (window.MathJax && MathJax.startup) await MathJax.startup.promise;
+  // Colours measured mid-transition (the theme fades some in after the first paint)
+  // are neither scheme's: wait for every finite transition and animation to end.
+  const finite = document.getAnimations().filter(a => a.effect.getComputedTiming().endTime !== Infinity);
+  await Promise.all(finite.map(a => a.finished.catch(() => null)));
   const result = await axe.run(document, {runOnly: {type: 'tag', values: tags}});
   return result.violations.map(v => ({
     rule: v.id, impact: v.impact, help: v.help,

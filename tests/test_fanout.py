@@ -141,6 +141,7 @@ def copy_of_the_project(root):
     project = Project(root)
     shutil.copy2(REPO / "_config.yml", root / "_config.yml")
     shutil.copytree(REPO / "book" / "_static", root / "book" / "_static")
+    shutil.copytree(REPO / "book" / "_templates", root / "book" / "_templates")
     shutil.copy2(REPO / "book" / "references.bib", root / "book" / "references.bib")
     for name in ("torch.py", "jax.py"):
         (project.layout.library / name).write_text(f'"""{name}"""\n\n{save.MARKER}\n')

@@ -142,7 +142,7 @@ def test_quoted_values_show_per_framework(site):
         shown = [(span.get_text(), next(c[len("fw-only-"):] for c in span["class"] if c.startswith("fw-only-")))
                  for span in document.select("span.fw-value")]
         assert shown == merged, f"{rel}: the page's value spans differ from the merged prose"
-        assert "{value}" not in document.get_text() and "data-book-value" not in str(document), rel
+        assert "{value}`" not in document.get_text() and "data-book-value" not in str(document), rel
 
 
 # The repr of an object without a printable value: "<torch._C.Generator at 0x7feb40d2d870>".

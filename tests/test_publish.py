@@ -29,6 +29,7 @@ from tools.cache import METADATA_KEY, notebook_hash
 from tools.colab import pinned_versions
 from tools.paths import FRAMEWORKS, Layout
 from tools.publish import PublishError, main, publish
+from tools.sections import find_sections
 from tools.split import split_section
 
 CONFIG = """repository:
@@ -194,57 +195,32 @@ def test_refuses_a_repository_url_that_is_not_github(built, capsys):
 
 # ---- The reader's run ------------------------------------------------------------
 #
-# A throwaway commit of the working tree whose book holds the two pages a reader runs
-# here and the page their exercises link to, built by the book's own steps (the
-# executed notebooks of the repository's build are copied in, so the cache re-executes
-# them only if they are out of date), published to a local bare repository. A fresh
+# A throwaway commit of the working tree, the whole book, built by the book's own steps
+# (the executed notebooks of the repository's build are copied in, so the cache
+# re-executes them only if they are out of date), published to a local bare repository. A fresh
 # virtual environment with the pinned frameworks but without d2l_mini stands for a
 # Colab runtime; the published notebooks run there, from a folder outside the project,
 # and their install cell fetches d2l_mini from the bare repository at the commit.
 
 REPO = Path(__file__).resolve().parent.parent
 READER_RUNS = ("how-to-use", "transformer-block/block-by-hand")
-PAGES = READER_RUNS + ("solutions/block-by-hand",)  # the exercises link to their solutions
-SNAPSHOT_TOC = """format: jb-book
-root: index
-parts:
-  - caption: Getting started
-    chapters:
-      - file: how-to-use
-  - caption: The Transformer block
-    numbered: true
-    chapters:
-      - file: transformer-block/block-by-hand
-  - caption: Solutions
-    chapters:
-      - file: solutions/block-by-hand
-  - caption: Back matter
-    chapters:
-      - file: references
-      - file: report
-"""
 # What a Colab runtime has before the install cell runs: the frameworks, the notebook
 # machinery, no d2l_mini.
 READER_PACKAGES = ("torch", "jax", "jaxlib", "flax", "optax", "numpy", "matplotlib", "ipykernel")
 
 
 def snapshot(root):
-    """The working tree's files as git sees them (tracked and new, not ignored), less
-    the pages this test does not publish, committed in a repository of their own."""
+    """The working tree's files as git sees them (tracked and new, not ignored),
+    committed in a repository of their own."""
     listed = git(REPO, "ls-files", "-z", "--cached", "--others", "--exclude-standard")
     for rel in filter(None, listed.split("\0")):
         source = REPO / rel
         if source.is_file() and not source.is_symlink():
             (root / rel).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(source, root / rel)
-    keep = {"index", "references", *PAGES}
-    for page in (root / "book").rglob("*.md"):
-        if page.relative_to(root / "book").with_suffix("").as_posix() not in keep:
-            page.unlink()
-    (root / "_toc.yml").write_text(SNAPSHOT_TOC)
     git(root, "init", "-q", "-b", "main")
     git(root, "add", "-A")
-    git(root, "commit", "-q", "-m", "the book, three pages of it")
+    git(root, "commit", "-q", "-m", "the book")
 
 
 def build_snapshot(layout):
@@ -252,16 +228,15 @@ def build_snapshot(layout):
     from tools.build import render as render_html
     from tools.execute import execute
     from tools.merge import merge_all
-    from tools.sections import find_sections
 
+    names = find_sections(layout)
+    assert set(READER_RUNS) <= set(names)
     for framework in FRAMEWORKS:
-        for rel in PAGES:
+        for rel in names:
             built = Layout().executed(framework, rel)
             if built.is_file():
                 layout.executed(framework, rel).parent.mkdir(parents=True, exist_ok=True)
                 shutil.copy2(built, layout.executed(framework, rel))
-    names = find_sections(layout)
-    assert sorted(names) == sorted(PAGES)
     execute(names, layout, log=lambda line: None)
     merge_all(names, layout)
     return render_html(layout, log=lambda line: None)
@@ -352,7 +327,7 @@ def test_a_reader_runs_the_published_notebooks(tmp_path, monkeypatch):
     site = set(git(remote, "ls-tree", "-r", "--name-only", "gh-pages").split())
     assert {"index.html", ".nojekyll"} <= site
     published = set(git(remote, "ls-tree", "-r", "--name-only", "notebooks").split())
-    assert published == {f"{fw}/{rel}.ipynb" for fw in FRAMEWORKS for rel in PAGES}
+    assert published == {f"{fw}/{rel}.ipynb" for fw in FRAMEWORKS for rel in find_sections(layout)}
 
     links = set()
     for page in html.rglob("*.html"):
