@@ -14,7 +14,7 @@ from tools.execute import ExecutionFailed, execute, settings
 from tools.kernel import kernel_environment
 from tools.merge import merge_section
 from tools.outputs import clean_text
-from tools.paths import FRAMEWORKS
+from tools.frameworks import FRAMEWORKS
 from tools.sections import find_sections
 from tools.split import split_section
 

@@ -11,7 +11,7 @@ import pytest
 from tools import execute as execute_module, records, save
 from tools.build import BuildFailed, build
 from tools.execute import execute, use_executed
-from tools.paths import FRAMEWORKS
+from tools.frameworks import FRAMEWORKS
 
 
 def quiet(line):

@@ -27,7 +27,8 @@ from d2l_mini.data import data_dir
 from tools.build import render_inputs_hash
 from tools.cache import METADATA_KEY, notebook_hash
 from tools.colab import pinned_versions
-from tools.paths import FRAMEWORKS, Layout
+from tools.frameworks import FRAMEWORKS
+from tools.paths import Layout
 from tools.publish import PublishError, main, publish
 from tools.sections import find_sections
 from tools.split import split_section

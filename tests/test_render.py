@@ -12,7 +12,7 @@ if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
 import book_site  # noqa: E402
-from tools import render, report  # noqa: E402
+from tools import records, render, report  # noqa: E402
 from tools.paths import Layout  # noqa: E402
 
 
@@ -109,7 +109,7 @@ def test_load_records_rejects_bad_values(tmp_path, change, message):
     path = tmp_path / "records.json"
     path.write_text(json.dumps([{**record("a", "pytorch"), **change}]))
     with pytest.raises(ValueError, match=message):
-        report.load_records(path)
+        records.read(path)
 
 
 def test_load_records_names_a_missing_field(tmp_path):
@@ -118,7 +118,7 @@ def test_load_records_names_a_missing_field(tmp_path):
     del broken["hardware"]
     path.write_text(json.dumps([broken]))
     with pytest.raises(ValueError, match="lacks hardware"):
-        report.load_records(path)
+        records.read(path)
 
 
 def test_site_digest_follows_every_input(tmp_path):

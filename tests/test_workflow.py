@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tools.paths import FRAMEWORKS, ROOT
+from tools.frameworks import FRAMEWORKS
+from tools.paths import ROOT
 
 WORKFLOW = ROOT / ".github" / "workflows" / "book.yml"
 

@@ -20,7 +20,8 @@ from pathlib import Path
 from tools import records, save
 from tools.execute import ExecutionFailed, NotUpToDate, execute, use_executed
 from tools.merge import NotExecuted, merge_all
-from tools.paths import FRAMEWORKS, Layout, write_atomic
+from tools.frameworks import FRAMEWORKS
+from tools.paths import Layout, write_atomic
 from tools.sections import find_sections
 from tools.split import split_all
 from tools.values import MissingValue

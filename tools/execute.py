@@ -30,7 +30,8 @@ from tools import records
 from tools.cache import METADATA_KEY, hashed_code_cells, notebook_hash, recorded
 from tools.kernel import NotebookFailed, run_notebook
 from tools.outputs import clean_notebook
-from tools.paths import FRAMEWORKS, Layout, check_framework, write_atomic
+from tools.frameworks import FRAMEWORKS, check_frameworks
+from tools.paths import Layout, write_atomic
 from tools.sections import chosen_sections, find_sections, section_parser
 from tools.split import split_all
 from tools.values import fill_notebook
@@ -128,17 +129,6 @@ def read_executed(path: Path) -> nbformat.NotebookNode | None:
         return nbformat.read(path, as_version=4)
     except (OSError, ValueError, nbformat.ValidationError):
         return None
-
-
-def check_frameworks(frameworks) -> tuple[str, ...]:
-    """``frameworks`` as a tuple in the book's order; raises on anything else."""
-    if isinstance(frameworks, str) or not isinstance(frameworks, (list, tuple, set, frozenset)):
-        raise TypeError(f"frameworks must be a list or tuple of names from {FRAMEWORKS}, "
-                        f"got {frameworks!r}")
-    if not frameworks:
-        raise ValueError(f"frameworks must name at least one of {FRAMEWORKS}, got none")
-    chosen = {check_framework(fw) for fw in frameworks}
-    return tuple(fw for fw in FRAMEWORKS if fw in chosen)
 
 
 def plan(names: list[str], layout: Layout, force: bool = False, log=print,

@@ -17,7 +17,8 @@ import sys
 import nbformat
 
 from tools.outputs import comparable
-from tools.paths import FRAMEWORKS, Layout, write_atomic
+from tools.frameworks import FRAMEWORKS
+from tools.paths import Layout, write_atomic
 from tools.sections import SourceCell, chosen_sections, read_section, section_parser
 from tools.split import KERNELSPEC
 from tools.values import MissingValue, framework_spans, recorded_values, without_records
@@ -48,6 +49,10 @@ def _code_cell(cell: SourceCell, run, tags: list[str], cell_id: str):
     return new
 
 
+def all_alike(outputs: list[list]) -> bool:
+    return all(other == outputs[0] for other in outputs[1:])
+
+
 def merge_cells(section, executed: dict, layout: Layout, recorded: dict | None = None) -> list:
     """The merged cells, from the section's source and ``{framework: {id: cell}}``.
 
@@ -68,8 +73,8 @@ def merge_cells(section, executed: dict, layout: Layout, recorded: dict | None =
         if cell.is_twin:
             (framework, run), = runs.items()
             cells.append(_code_cell(cell, run, cell.tags, cell.id))
-        elif comparable(without_records(runs["pytorch"].outputs)) == comparable(without_records(runs["jax"].outputs)):
-            cells.append(_code_cell(cell, runs["pytorch"], cell.tags, cell.id))
+        elif all_alike([comparable(without_records(run.outputs)) for run in runs.values()]):
+            cells.append(_code_cell(cell, runs[FRAMEWORKS[0]], cell.tags, cell.id))
         else:
             for framework in FRAMEWORKS:
                 cells.append(_code_cell(cell, runs[framework], [framework] + cell.tags,
@@ -88,7 +93,7 @@ def merge_section(rel: str, layout: Layout) -> nbformat.NotebookNode:
     executed = {fw: {cell.get("id"): cell for cell in nb.cells} for fw, nb in notebooks.items()}
     metadata = {
         "kernelspec": dict(KERNELSPEC),
-        "language_info": notebooks["pytorch"].metadata.get("language_info", {"name": "python"}),
+        "language_info": notebooks[FRAMEWORKS[0]].metadata.get("language_info", {"name": "python"}),
         "book": {"section": rel},
     }
     recorded = {fw: recorded_values(nb) for fw, nb in notebooks.items()}

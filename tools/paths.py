@@ -10,7 +10,8 @@ import os
 import tempfile
 from pathlib import Path
 
-FRAMEWORKS = ("pytorch", "jax")
+from tools.frameworks import check_framework
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -61,12 +62,6 @@ class Layout:
     @property
     def toc(self) -> Path:
         return self.root / "_toc.yml"
-
-
-def check_framework(framework: str) -> str:
-    if framework not in FRAMEWORKS:
-        raise ValueError(f"framework must be one of {FRAMEWORKS}, got {framework!r}")
-    return framework
 
 
 def _umask() -> int:

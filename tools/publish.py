@@ -39,7 +39,8 @@ from tools import colab, render
 from tools.build import render_inputs_hash
 from tools.cache import notebook_hash, recorded
 from tools.myst import References
-from tools.paths import FRAMEWORKS, Layout, write_atomic
+from tools.frameworks import FRAMEWORKS
+from tools.paths import Layout, write_atomic
 from tools.render_ext import COLAB_URL, NOTEBOOKS_DIR, github_repo
 from tools.sections import read_section
 from tools.split import build_notebook

@@ -18,7 +18,8 @@ from pathlib import Path
 import yaml
 
 from tools import report
-from tools.paths import FRAMEWORKS, Layout
+from tools.frameworks import FRAMEWORKS, TABLE
+from tools.paths import Layout
 from tools.sections import is_section
 
 GENERATED_PAGES = ("report",)
@@ -98,6 +99,15 @@ def toc_files(toc):
     return files
 
 
+def site_config(layout: Layout) -> str:
+    """The book's _config.yml with the framework table (names and labels) that the
+    Sphinx extension gives the pages (``book_frameworks``)."""
+    config = yaml.safe_load(layout.config.read_text(encoding="utf-8")) or {}
+    sphinx_config = config.setdefault("sphinx", {}).setdefault("config", {})
+    sphinx_config["book_frameworks"] = [{"name": fw.name, "label": fw.label} for fw in TABLE]
+    return yaml.safe_dump(config, sort_keys=False, allow_unicode=True)
+
+
 def copy_tree(src, dst):
     if Path(src).is_dir():
         shutil.copytree(src, dst, ignore=shutil.ignore_patterns(".*", "__pycache__", "*.ipynb_checkpoints"))
@@ -126,7 +136,7 @@ def assemble(layout, site, notice=print):
             if path.name != "_build":
                 shutil.rmtree(path) if path.is_dir() and not path.is_symlink() else path.unlink()
     site.mkdir(parents=True, exist_ok=True)
-    shutil.copy2(layout.config, site / "_config.yml")
+    (site / "_config.yml").write_text(site_config(layout), encoding="utf-8")
     (site / "_toc.yml").write_text(yaml.safe_dump(toc, sort_keys=False))
     if (book / "references.bib").is_file():
         shutil.copy2(book / "references.bib", site / "references.bib")

@@ -14,12 +14,12 @@ import argparse
 import sys
 from pathlib import Path
 
+from tools.frameworks import TABLE
 from tools.paths import Layout, write_atomic
 from tools.sections import find_sections, in_toc_order, read_section
 
 MARKER = "# ---- Below: code saved from the book by `python -m tools.save`; do not edit by hand. ----"
 SAVE = "#@save"
-MODULES = {"pytorch": "torch.py", "jax": "jax.py"}
 
 
 class MissingMarker(Exception):
@@ -49,10 +49,10 @@ def module_text(current: str, path: Path, cells: list[tuple[str, str]]) -> str:
 def stale_modules(layout: Layout) -> dict[Path, str]:
     """``{module: the text it should have}`` for every module that is out of date."""
     stale = {}
-    for framework, name in MODULES.items():
-        path = layout.library / name
+    for fw in TABLE:
+        path = layout.library / fw.module
         current = path.read_text(encoding="utf-8") if path.is_file() else ""
-        wanted = module_text(current, path, saved_cells(layout, framework))
+        wanted = module_text(current, path, saved_cells(layout, fw.name))
         if wanted != current:
             stale[path] = wanted
     return stale

@@ -13,7 +13,8 @@ from pathlib import Path
 import jupytext
 import yaml
 
-from tools.paths import FRAMEWORKS, Layout
+from tools.frameworks import FRAMEWORKS
+from tools.paths import Layout
 
 
 @dataclasses.dataclass(frozen=True)

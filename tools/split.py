@@ -16,7 +16,8 @@ import nbformat
 
 from tools import colab
 from tools.myst import Converter, References
-from tools.paths import FRAMEWORKS, Layout, write_atomic
+from tools.frameworks import FRAMEWORKS
+from tools.paths import Layout, write_atomic
 from tools.sections import Section, chosen_sections, read_section, section_parser
 
 KERNELSPEC = {"display_name": "Python 3", "language": "python", "name": "python3"}
