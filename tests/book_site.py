@@ -226,7 +226,7 @@ def demo_site():
 
     root = make_project(tempfile.mkdtemp(prefix="book-site-"))
     layout = Layout(root=root)
-    html = render(layout, quiet=True, notice=lambda message: None)
+    html = render(layout, quiet=True, progress=lambda message: None)
     site = layout.build / "site"
     return Site(html, site, site_sections(layout, site), layout.build, False)
 

@@ -16,7 +16,7 @@ def test_a_stale_library_stops_the_build_before_any_notebook_runs(project):
     with_library(project)
     project.section("ch/a", project.code("#@save\ndef helper():\n    return 1"))
     with pytest.raises(BuildFailed, match="make save"):
-        build(project.layout, log=lambda line: None, render_html=False)
+        build(project.layout, progress=lambda line: None, render_html=False)
     assert not project.layout.notebook("pytorch", "ch/a").exists()
 
 
@@ -26,11 +26,11 @@ def test_build_runs_every_step_and_drops_notebooks_of_removed_sections(project):
     project.section("ch/kept", project.code("print('kept')"))
     project.section("ch/gone", project.code("print('gone')"))
     lines = []
-    build(layout, log=lines.append, render_html=False)
+    build(layout, progress=lines.append, render_html=False)
     assert layout.merged("ch/kept").is_file() and layout.merged("ch/gone").is_file()
     layout.source("ch/gone").unlink()
     lines.clear()
-    build(layout, log=lines.append, render_html=False)
+    build(layout, progress=lines.append, render_html=False)
     assert not any("started" in line for line in lines)
     for path in (layout.merged("ch/gone"), layout.executed("jax", "ch/gone"),
                  layout.notebook("pytorch", "ch/gone")):

@@ -10,6 +10,7 @@ import pytest
 
 from tools import execute as execute_module
 from tools.cache import METADATA_KEY, notebook_hash
+from tools.cli import main
 from tools.execute import ExecutionFailed, execute, settings
 from tools.kernel import kernel_environment
 from tools.merge import merge_section
@@ -36,7 +37,7 @@ def run(project, names=None, **kwargs):
     kwargs.setdefault("jobs", 2)
     names = names or find_sections(project.layout)
     try:
-        return execute(names, project.layout, log=log.append, **kwargs), log
+        return execute(names, project.layout, progress=log.append, **kwargs), log
     finally:
         print("\n".join(log))
 
@@ -169,7 +170,7 @@ def test_a_failing_cell_stops_with_framework_notebook_cell_and_traceback(project
     assert layout.executed("jax", "ch/fine").is_file()
     saved = statuses(json.loads(layout.records.read_text()))
     assert saved[("ch/fails", "jax")] == "failed" and saved[("ch/fine", "jax")] == "executed"
-    assert execute_module.main(["book/ch/fails.md"], layout) == 1
+    assert main(["execute", "book/ch/fails.md"], layout) == 1
     err = capsys.readouterr().err
     assert "[jax] ch/fails failed in notebook cell 4 (id c003): broken()" in err
     assert "ValueError: boom at 1" in err

@@ -222,7 +222,7 @@ def test_unchanged_site_keeps_its_html():
     index = built.html / "index.html"
     before = index.stat().st_mtime_ns
     notices = []
-    render(Layout(root=built.build.parent), quiet=True, notice=notices.append)
+    render(Layout(root=built.build.parent), quiet=True, progress=notices.append)
     assert any("nothing changed" in n for n in notices), notices
     assert index.stat().st_mtime_ns == before
 
@@ -239,7 +239,7 @@ def test_a_warning_fails_the_build(tmp_path):
     (root / "book/references.bib").write_text((REPO / "book/references.bib").read_text())
     (root / "_toc.yml").write_text("format: jb-book\nroot: index\nchapters:\n  - file: report\n")
     with pytest.raises(RenderError, match="no-such-label"):
-        render(Layout(root=root), quiet=True, notice=lambda message: None)
+        render(Layout(root=root), quiet=True, progress=lambda message: None)
 
 
 def test_every_image_has_a_text_alternative(site):

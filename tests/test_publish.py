@@ -29,7 +29,8 @@ from tools.cache import METADATA_KEY, notebook_hash
 from tools.colab import pinned_versions
 from tools.frameworks import FRAMEWORKS
 from tools.paths import Layout
-from tools.publish import PublishError, main, publish
+from tools.cli import main
+from tools.publish import PublishError, publish
 from tools.sections import find_sections
 from tools.split import split_section
 
@@ -101,12 +102,12 @@ def refused(project, match, remote=None):
     remote = remote or project.remote
     before = remote_state(remote)
     with pytest.raises(PublishError, match=match):
-        publish(project.layout, remote=str(remote), log=lambda line: None)
+        publish(project.layout, remote=str(remote), progress=lambda line: None)
     assert remote_state(remote) == before
 
 
 def test_publishes_the_site_and_the_notebooks_at_the_links_paths(built, tmp_path, capsys):
-    assert main(["--remote", str(built.remote)], built.layout) == 0
+    assert main(["publish", "--remote", str(built.remote)], built.layout) == 0
     out = capsys.readouterr().out
     assert "https://owner.github.io/book/" in out
     assert "https://colab.research.google.com/github/owner/book/blob/notebooks/pytorch/ch/sec.ipynb" in out
@@ -123,7 +124,7 @@ def test_publishes_the_site_and_the_notebooks_at_the_links_paths(built, tmp_path
         assert git(built.remote, "show", f"gh-pages:notebooks/{framework}/ch/sec.ipynb") == text
     # A second publish of the same commit builds on the remote's branches.
     first = git(built.remote, "rev-parse", "gh-pages").strip()
-    assert main(["--remote", str(built.remote)], built.layout) == 0
+    assert main(["publish", "--remote", str(built.remote)], built.layout) == 0
     assert git(built.remote, "rev-parse", "gh-pages^").strip() == first
 
 
@@ -131,14 +132,14 @@ def test_dry_run_writes_both_trees_and_pushes_nothing(built, tmp_path):
     before = remote_state(built.remote)
     out = tmp_path / "dry"
     publish(built.layout, remote=str(built.remote), dry_run=out,
-            install_from="file:///srv/mirror.git", log=lambda line: None)
+            install_from="file:///srv/mirror.git", progress=lambda line: None)
     assert remote_state(built.remote) == before
     assert sorted(p.name for p in out.iterdir()) == ["gh-pages", "notebooks"]
     assert (out / "gh-pages" / ".nojekyll").is_file() and (out / "gh-pages" / "index.html").is_file()
     cell = nbformat.read(out / "notebooks" / "jax" / "ch" / "sec.ipynb", as_version=4).cells[0]
     assert f"git+file:///srv/mirror.git@{built.commit}" in cell.source
     with pytest.raises(PublishError, match="not empty"):
-        publish(built.layout, dry_run=out, log=lambda line: None)
+        publish(built.layout, dry_run=out, progress=lambda line: None)
 
 
 def test_refuses_a_stale_html(built):
@@ -165,7 +166,7 @@ def test_refuses_a_dirty_tree(built):
 
 def test_refuses_an_unreachable_remote(built, tmp_path):
     with pytest.raises(PublishError, match=r"cannot reach the remote .*no-such.git.*--remote"):
-        publish(built.layout, remote=str(tmp_path / "no-such.git"), log=lambda line: None)
+        publish(built.layout, remote=str(tmp_path / "no-such.git"), progress=lambda line: None)
     assert not (tmp_path / "no-such.git").exists()
 
 
@@ -190,7 +191,7 @@ def test_refuses_a_repository_url_that_is_not_github(built, capsys):
     built.layout.config.write_text(CONFIG.replace("https://github.com/owner/book", "https://gitlab.com/o/b"))
     git(built.root, "commit", "-qam", "move")
     refused(built, r"repository.url .* 'https://gitlab.com/o/b', not a GitHub repository")
-    assert main(["--remote", str(built.remote)], built.layout) == 1
+    assert main(["publish", "--remote", str(built.remote)], built.layout) == 1
     assert "publish failed: repository.url" in capsys.readouterr().err
 
 
@@ -238,9 +239,9 @@ def build_snapshot(layout):
             if built.is_file():
                 layout.executed(framework, rel).parent.mkdir(parents=True, exist_ok=True)
                 shutil.copy2(built, layout.executed(framework, rel))
-    execute(names, layout, log=lambda line: None)
+    execute(names, layout, progress=lambda line: None)
     merge_all(names, layout)
-    return render_html(layout, log=lambda line: None)
+    return render_html(layout, progress=lambda line: None)
 
 
 def reader_environment(folder):
@@ -324,7 +325,7 @@ def test_a_reader_runs_the_published_notebooks(tmp_path, monkeypatch):
     git(root, "push", "-q", str(remote), "main")
     commit = git(root, "rev-parse", "HEAD").strip()
     # pip's URL check wants a host in a git+file URL (git itself accepts localhost).
-    publish(layout, remote=str(remote), install_from=f"file://localhost{remote}", log=lambda line: None)
+    publish(layout, remote=str(remote), install_from=f"file://localhost{remote}", progress=lambda line: None)
     site = set(git(remote, "ls-tree", "-r", "--name-only", "gh-pages").split())
     assert {"index.html", ".nojekyll"} <= site
     published = set(git(remote, "ls-tree", "-r", "--name-only", "notebooks").split())

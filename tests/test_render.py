@@ -55,7 +55,7 @@ def test_assemble_lays_out_the_site(tmp_path):
     root = book_site.make_project(tmp_path / "project")
     layout = Layout(root=root)
     notices = []
-    sections = render.assemble(layout, tmp_path / "site", notice=notices.append)
+    sections = render.assemble(layout, tmp_path / "site", progress=notices.append)
     site = tmp_path / "site"
     assert sections == ["demo/twins", "demo/more"]
     assert any("demo/not-written-yet" in n for n in notices)
@@ -75,7 +75,7 @@ def test_assemble_refuses_a_section_without_notebooks(tmp_path):
     root = book_site.make_project(tmp_path / "project")
     (root / "_build/notebooks/jax/demo/more.ipynb").unlink()
     with pytest.raises(render.RenderError, match="notebooks/jax/demo/more.ipynb"):
-        render.assemble(Layout(root=root), tmp_path / "site", notice=lambda n: None)
+        render.assemble(Layout(root=root), tmp_path / "site", progress=lambda n: None)
 
 
 def test_report_lists_the_book_s_notebooks_and_marks_missing_runs():
@@ -125,13 +125,13 @@ def test_site_digest_follows_every_input(tmp_path):
     root = book_site.make_project(tmp_path / "project")
     layout = Layout(root=root)
     site = tmp_path / "site"
-    render.assemble(layout, site, notice=lambda n: None)
+    render.assemble(layout, site, progress=lambda n: None)
     first = render.site_digest(site)
     (site / "_build/html").mkdir(parents=True)
     (site / "_build/html/index.html").write_text("built output does not count")
-    render.assemble(layout, site, notice=lambda n: None)
+    render.assemble(layout, site, progress=lambda n: None)
     assert render.site_digest(site) == first
     assert (site / "_build/html/index.html").is_file(), "assembling keeps the last HTML"
     (root / "book/demo/index.md").write_text("# The demo chapter\n\nEdited.\n")
-    render.assemble(layout, site, notice=lambda n: None)
+    render.assemble(layout, site, progress=lambda n: None)
     assert render.site_digest(site) != first

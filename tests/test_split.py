@@ -7,7 +7,7 @@ from IPython.core.inputtransformer2 import TransformerManager
 
 from tools import colab
 from tools.sections import find_sections, read_section, section_name
-from tools.split import main as split_main
+from tools.cli import main
 from tools.split import split_section
 
 BIB = """@article{vaswani2017attention,
@@ -241,7 +241,7 @@ def test_sections_are_pages_with_notebook_front_matter(project):
         section_name(project.layout, str(project.layout.book / "ch/index.md"))
     with pytest.raises(ValueError, match="no-such"):
         section_name(project.layout, "book/no-such.md")
-    assert split_main([], project.layout) == 0
+    assert main(["split"], project.layout) == 0
     assert project.layout.notebook("jax", "ch/a").is_file()
     assert not project.layout.notebook("jax", "ch/index").exists()
 

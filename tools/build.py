@@ -1,19 +1,15 @@
 """Build the whole book: check d2l_mini, split, execute, merge, render.
 
-    python -m tools.build [--no-execute] [--no-render]
-
 Stops at the first failing step with a non-zero exit status.  Ends by printing where
 the HTML is.  ``--no-execute`` runs no kernel: it merges and renders the executed
 notebooks already in ``_build/executed/`` (say, each framework's, executed by
-``python -m tools.execute --framework NAME`` on different machines and copied there)
+``python -m tools execute --framework NAME`` on different machines and copied there)
 and fails, naming them, if any is missing or out of date.
 """
 from __future__ import annotations
 
-import argparse
 import hashlib
 import json
-import sys
 import time
 from pathlib import Path
 
@@ -22,12 +18,13 @@ from tools.execute import ExecutionFailed, NotUpToDate, execute, use_executed
 from tools.merge import NotExecuted, merge_all
 from tools.frameworks import FRAMEWORKS
 from tools.paths import Layout, write_atomic
+from tools.problems import StepFailed
 from tools.sections import find_sections
 from tools.split import split_all
 from tools.values import MissingValue
 
 
-class BuildFailed(Exception):
+class BuildFailed(StepFailed):
     pass
 
 
@@ -67,7 +64,7 @@ def render_inputs_hash(layout: Layout) -> str:
     return digest.hexdigest()
 
 
-def render(layout: Layout, log) -> Path:
+def render(layout: Layout, progress) -> Path:
     """The HTML, by tools.render (site assembly and one jupyter-book build).
 
     Skipped when nothing it is made from changed since the last successful render.
@@ -79,22 +76,22 @@ def render(layout: Layout, log) -> Path:
     if stamp.is_file():
         last = json.loads(stamp.read_text(encoding="utf-8"))
         if last.get("inputs") == inputs and Path(last.get("html", ""), "index.html").is_file():
-            log("the HTML is up to date (nothing changed since it was rendered)")
+            progress("the HTML is up to date (nothing changed since it was rendered)")
             return Path(last["html"])
     stamp.unlink(missing_ok=True)
     try:
-        html = render_site(layout, notice=log)
+        html = render_site(layout, progress=progress)
     except RenderError as error:
         raise BuildFailed(f"rendering the HTML failed: {error}") from None
     write_atomic(stamp, json.dumps({"inputs": inputs, "html": str(html)}) + "\n")
     return html
 
 
-def build(layout: Layout, log=print, render_html: bool = True, run_kernels: bool = True) -> None:
+def build(layout: Layout, progress=print, render_html: bool = True, run_kernels: bool = True) -> None:
     started = time.monotonic()
 
     def step(title: str):
-        log(f"\n== {title} ({time.monotonic() - started:.0f} s)")
+        progress(f"\n== {title} ({time.monotonic() - started:.0f} s)")
 
     step("checking that d2l_mini is up to date with the book's #@save cells")
     try:
@@ -104,22 +101,22 @@ def build(layout: Layout, log=print, render_html: bool = True, run_kernels: bool
     if stale:
         names = ", ".join(str(p.relative_to(layout.root)) for p in stale)
         raise BuildFailed(f"{names} out of date with the book's #@save cells: run `make save` "
-                          "(python -m tools.save), then build again")
+                          "(python -m tools save), then build again")
     names = find_sections(layout)
     step(f"splitting {len(names)} section(s) into PyTorch and JAX notebooks")
     split_all(names, layout)
     for path in prune(layout, names):
-        log(f"removed {path} (its section is gone)")
+        progress(f"removed {path} (its section is gone)")
     if run_kernels:
         step("executing notebooks")
         try:
-            execute(names, layout, split=False, log=log)
+            execute(names, layout, split=False, progress=progress)
         except ExecutionFailed as error:
             raise BuildFailed(f"notebook execution failed:\n{error}") from None
     else:
         step("checking the executed notebooks (executing nothing)")
         try:
-            use_executed(names, layout, log=log)
+            use_executed(names, layout, progress=progress)
         except NotUpToDate as error:
             raise BuildFailed(str(error)) from None
     step("merging the frameworks' notebooks")
@@ -129,28 +126,7 @@ def build(layout: Layout, log=print, render_html: bool = True, run_kernels: bool
         raise BuildFailed(str(error)) from None
     if render_html:
         step("rendering the HTML")
-        html = render(layout, log)
-        log(f"\nbook built in {time.monotonic() - started:.0f} s; open {html / 'index.html'}")
+        html = render(layout, progress)
+        progress(f"\nbook built in {time.monotonic() - started:.0f} s; open {html / 'index.html'}")
     else:
-        log(f"\nnotebooks built in {time.monotonic() - started:.0f} s (HTML not rendered)")
-
-
-def main(argv: list[str] | None = None, layout: Layout | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m tools.build", description=__doc__.split("\n")[0])
-    parser.add_argument("--no-render", action="store_true",
-                        help="stop after merging (the notebooks without the HTML)")
-    parser.add_argument("--no-execute", action="store_true",
-                        help="run no notebook: use the executed ones in _build/executed/, "
-                             "failing if any is missing or out of date")
-    args = parser.parse_args(argv)
-    try:
-        build(layout or Layout(), log=lambda line: print(line, flush=True),
-              render_html=not args.no_render, run_kernels=not args.no_execute)
-    except BuildFailed as error:
-        print(f"\nbuild failed: {error}", file=sys.stderr, flush=True)
-        return 1
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
+        progress(f"\nnotebooks built in {time.monotonic() - started:.0f} s (HTML not rendered)")

@@ -1,9 +1,5 @@
 """Execute the split notebooks, each in its own python3 kernel, several at once.
 
-    python -m tools.execute [--framework pytorch|jax] [book/<rel>.md ...]
-
-(no section: every section; no ``--framework``: both frameworks)
-
 Splits the sections, then runs every notebook whose content hash (tools.cache)
 changed (all of them, even after one failed), longest first, ``BOOK_JOBS`` at a time
 (default: one per two cores), each kernel with ``cores // jobs`` threads and
@@ -20,7 +16,6 @@ import copy
 import dataclasses
 import datetime
 import os
-import sys
 import time
 from pathlib import Path
 
@@ -32,7 +27,8 @@ from tools.kernel import NotebookFailed, run_notebook
 from tools.outputs import clean_notebook
 from tools.frameworks import FRAMEWORKS, check_frameworks
 from tools.paths import Layout, write_atomic
-from tools.sections import chosen_sections, find_sections, section_parser
+from tools.problems import StepFailed, UsageError
+from tools.sections import find_sections
 from tools.split import split_all
 from tools.values import fill_notebook
 
@@ -40,11 +36,11 @@ DEFAULT_TIMEOUT = 2700.0  # the longest notebook takes ~8 min on two idle cores;
 PROGRESS_EVERY = 60.0  # seconds between "still running" lines
 
 
-class ExecutionFailed(Exception):
+class ExecutionFailed(StepFailed):
     """One or more notebooks failed; the message says which, where and why."""
 
 
-class NotUpToDate(Exception):
+class NotUpToDate(StepFailed):
     """Executed notebooks are missing or older than their sources (use_executed)."""
 
 
@@ -71,7 +67,7 @@ def _positive(name: str, value, kind):
     except (TypeError, ValueError):
         number = None
     if number is None or number <= 0:
-        raise ValueError(f"{name} must be a positive {kind.__name__}, got {value!r}")
+        raise UsageError(f"{name} must be a positive {kind.__name__}, got {value!r}")
     return number
 
 
@@ -131,7 +127,7 @@ def read_executed(path: Path) -> nbformat.NotebookNode | None:
         return None
 
 
-def plan(names: list[str], layout: Layout, force: bool = False, log=print,
+def plan(names: list[str], layout: Layout, force: bool = False, progress=print,
          frameworks=FRAMEWORKS):
     """Split notebooks into (records of cached ones, jobs to run)."""
     cached, jobs = [], []
@@ -148,7 +144,7 @@ def plan(names: list[str], layout: Layout, force: bool = False, log=print,
                 continue
             _write(job.output, reused)
             cached.append(_record(job, "cached", recorded(reused)))
-            log(f"{job.label}: cached (ran in {recorded(reused)['wall_s']:.1f} s)")
+            progress(f"{job.label}: cached (ran in {recorded(reused)['wall_s']:.1f} s)")
     return cached, jobs
 
 
@@ -164,7 +160,7 @@ def longest_first(jobs: list[Job], layout: Layout) -> list[Job]:
 
 
 async def _run_all(jobs: list[Job], layout: Layout, parallel: int, threads: int,
-                   timeout: float, log) -> tuple[list[dict], list[NotebookFailed]]:
+                   timeout: float, progress) -> tuple[list[dict], list[NotebookFailed]]:
     semaphore = asyncio.Semaphore(parallel)
     running: dict[str, tuple[float, list, int]] = {}
     done: list[dict] = []
@@ -172,7 +168,7 @@ async def _run_all(jobs: list[Job], layout: Layout, parallel: int, threads: int,
 
     async def run(number: int, job: Job):
         async with semaphore:
-            log(f"[{number}/{len(jobs)}] {job.label}: started")
+            progress(f"[{number}/{len(jobs)}] {job.label}: started")
             notebook = copy.deepcopy(job.notebook)
             probe = nbformat.v4.new_code_cell(records.probe_source(job.framework))
             probe.id = records.PROBE_ID
@@ -193,7 +189,7 @@ async def _run_all(jobs: list[Job], layout: Layout, parallel: int, threads: int,
                 facts = dict(records.local_environment(job.framework), wall_s=wall, executed_at=executed_at)
                 done.append(_record(job, "failed", facts))
                 failures.append(failure)
-                log(f"[{number}/{len(jobs)}] {job.label}: FAILED after {wall:.1f} s\n{failure.message()}")
+                progress(f"[{number}/{len(jobs)}] {job.label}: FAILED after {wall:.1f} s\n{failure.message()}")
                 return
             wall = time.monotonic() - started
             facts = records.read_probe(notebook.cells.pop())
@@ -204,7 +200,7 @@ async def _run_all(jobs: list[Job], layout: Layout, parallel: int, threads: int,
             notebook.metadata[METADATA_KEY] = facts
             _write(job.output, notebook)
             done.append(_record(job, "executed", facts))
-            log(f"[{number}/{len(jobs)}] {job.label}: done in {wall:.1f} s")
+            progress(f"[{number}/{len(jobs)}] {job.label}: done in {wall:.1f} s")
 
     async def report_progress():
         while True:
@@ -212,7 +208,7 @@ async def _run_all(jobs: list[Job], layout: Layout, parallel: int, threads: int,
             now = time.monotonic()
             for label, (started, current, cells) in list(running.items()):
                 at = min(current[0] or 0, cells)
-                log(f"  ... {label}: {now - started:.0f} s, at cell {at} of {cells}")
+                progress(f"  ... {label}: {now - started:.0f} s, at cell {at} of {cells}")
 
     async def run_tracked(number: int, job: Job):
         try:
@@ -229,7 +225,7 @@ async def _run_all(jobs: list[Job], layout: Layout, parallel: int, threads: int,
 
 
 def execute(names: list[str], layout: Layout, *, jobs=None, timeout=None, force: bool = False,
-            split: bool = True, log=print, frameworks=FRAMEWORKS) -> list[dict]:
+            split: bool = True, progress=print, frameworks=FRAMEWORKS) -> list[dict]:
     """Execute the notebooks of ``names`` in ``frameworks``; returns their records.
 
     Raises ExecutionFailed (after writing the records) if any notebook failed.
@@ -238,15 +234,15 @@ def execute(names: list[str], layout: Layout, *, jobs=None, timeout=None, force:
     parallel, timeout = settings(jobs, timeout)
     if split:
         split_all(names, layout)
-    cached, to_run = plan(names, layout, force=force, log=log, frameworks=frameworks)
+    cached, to_run = plan(names, layout, force=force, progress=progress, frameworks=frameworks)
     to_run = longest_first(to_run, layout)
     done, failures = [], []
     if to_run:
         parallel = min(parallel, len(to_run))
         threads = max(1, cpu_cores() // parallel)
-        log(f"executing {len(to_run)} notebook(s), {parallel} at a time, "
+        progress(f"executing {len(to_run)} notebook(s), {parallel} at a time, "
             f"{threads} thread(s) each, timeout {timeout:g} s")
-        done, failures = asyncio.run(_run_all(to_run, layout, parallel, threads, timeout, log))
+        done, failures = asyncio.run(_run_all(to_run, layout, parallel, threads, timeout, progress))
     new = cached + done
     records.save(layout, new, find_sections(layout))
     if failures:
@@ -254,7 +250,7 @@ def execute(names: list[str], layout: Layout, *, jobs=None, timeout=None, force:
     return new
 
 
-def use_executed(names: list[str], layout: Layout, log=print) -> list[dict]:
+def use_executed(names: list[str], layout: Layout, progress=print) -> list[dict]:
     """Take the executed notebooks of ``names`` as they are, running nothing.
 
     Each must exist and be up to date with its split notebook; their outputs move
@@ -263,12 +259,12 @@ def use_executed(names: list[str], layout: Layout, log=print) -> list[dict]:
     without one is recorded from its own metadata, as cached.  Raises NotUpToDate
     naming every missing or stale notebook.
     """
-    cached, to_run = plan(names, layout, log=log)
+    cached, to_run = plan(names, layout, progress=progress)
     if to_run:
         lines = [f"  {job.label}: {_missing_or_stale(job)}" for job in to_run]
         raise NotUpToDate(
             f"{len(to_run)} executed notebook(s) missing or out of date:\n" + "\n".join(lines)
-            + "\nexecute them first (python -m tools.execute [--framework NAME]), "
+            + "\nexecute them first (python -m tools execute [--framework NAME]), "
             "or build without --no-execute")
     earlier = {(r["section"], r["framework"], r.get("executed_at")) for r in records.load(layout)}
     fresh = [r for r in cached if (r["section"], r["framework"], r["executed_at"]) not in earlier]
@@ -281,28 +277,3 @@ def _missing_or_stale(job: Job) -> str:
         return f"{job.output} is missing"
     return (f"{job.output} is stale (its code cells, d2l_mini, requirements.txt or the "
             "installed frameworks changed since it ran)")
-
-
-def main(argv: list[str] | None = None, layout: Layout | None = None) -> int:
-    layout = layout or Layout()
-    parser = section_parser("python -m tools.execute", __doc__)
-    parser.add_argument("--force", action="store_true", help="execute even if the cache is up to date")
-    parser.add_argument("--framework", choices=FRAMEWORKS,
-                        help="execute only this framework's notebooks (default: both)")
-    args = parser.parse_args(argv)
-    names = chosen_sections(parser, args, layout)
-    try:
-        settings()
-    except ValueError as error:
-        parser.error(str(error))
-    try:
-        execute(names, layout, force=args.force, log=lambda line: print(line, flush=True),
-                frameworks=(args.framework,) if args.framework else FRAMEWORKS)
-    except ExecutionFailed as error:
-        print(f"\nnotebook execution failed:\n{error}", file=sys.stderr, flush=True)
-        return 1
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -1,7 +1,5 @@
 """Merge the two executed notebooks of a section into the one page the book renders.
 
-    python -m tools.merge [book/<rel>.md ...]     (no argument: every section)
-
 ``_build/executed/{pytorch,jax}/<rel>.ipynb`` -> ``_build/merged/<rel>.ipynb``, in
 source order: prose once, in its MyST form (the HTML build resolves its references);
 framework-tagged cells with their outputs and tags; an untagged code cell once when
@@ -12,19 +10,19 @@ framework, and the cells' records of them leave the outputs (tools/values.py).
 from __future__ import annotations
 
 import copy
-import sys
 
 import nbformat
 
 from tools.outputs import comparable
 from tools.frameworks import FRAMEWORKS
 from tools.paths import Layout, write_atomic
-from tools.sections import SourceCell, chosen_sections, read_section, section_parser
+from tools.problems import StepFailed
+from tools.sections import SourceCell, read_section
 from tools.split import KERNELSPEC
 from tools.values import MissingValue, framework_spans, recorded_values, without_records
 
 
-class NotExecuted(Exception):
+class NotExecuted(StepFailed):
     """An executed notebook is missing or older than its source."""
 
 
@@ -33,7 +31,7 @@ def _executed_cell(executed: dict, framework: str, cell: SourceCell, layout: Lay
     if found is None or found.source != cell.source:
         raise NotExecuted(
             f"{layout.executed(framework, rel)} does not match {layout.source(rel)} "
-            f"(cell {cell.index}, id {cell.id}): run `python -m tools.execute {layout.source(rel)}` first"
+            f"(cell {cell.index}, id {cell.id}): run `python -m tools execute {layout.source(rel)}` first"
         )
     return found
 
@@ -88,7 +86,7 @@ def merge_section(rel: str, layout: Layout) -> nbformat.NotebookNode:
     for framework in FRAMEWORKS:
         path = layout.executed(framework, rel)
         if not path.is_file():
-            raise NotExecuted(f"{path} is missing: run `python -m tools.execute {layout.source(rel)}` first")
+            raise NotExecuted(f"{path} is missing: run `python -m tools execute {layout.source(rel)}` first")
         notebooks[framework] = nbformat.read(path, as_version=4)
     executed = {fw: {cell.get("id"): cell for cell in nb.cells} for fw, nb in notebooks.items()}
     metadata = {
@@ -109,21 +107,3 @@ def merge_all(names: list[str], layout: Layout) -> dict:
         paths[rel] = layout.merged(rel)
         write_atomic(paths[rel], nbformat.writes(merge_section(rel, layout)) + "\n")
     return paths
-
-
-def main(argv: list[str] | None = None, layout: Layout | None = None) -> int:
-    layout = layout or Layout()
-    parser = section_parser("python -m tools.merge", __doc__)
-    args = parser.parse_args(argv)
-    names = chosen_sections(parser, args, layout)
-    try:
-        for rel, path in merge_all(names, layout).items():
-            print(f"merged {rel} -> {path}")
-    except (NotExecuted, MissingValue) as error:
-        print(f"merge: {error}", file=sys.stderr)
-        return 1
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -40,6 +40,15 @@ class Layout:
         return self.build / "merged" / f"{rel}.ipynb"
 
     @property
+    def site(self) -> Path:
+        """The folder jupyter-book builds: configuration, pages, merged notebooks."""
+        return self.build / "site"
+
+    @property
+    def html(self) -> Path:
+        return self.site / "_build" / "html"
+
+    @property
     def records(self) -> Path:
         return self.build / "exec" / "records.json"
 

@@ -17,6 +17,7 @@ from typing import Callable
 
 from tools.frameworks import FRAMEWORKS, framework
 from tools.paths import Layout, write_atomic
+from tools.problems import UsageError
 
 PROBE_ID = "execution-probe"
 PROBE_MARK = "BOOK-EXECUTION-PROBE "
@@ -82,25 +83,25 @@ def local_environment(name: str) -> dict:
 
 
 def read(path: Path) -> list[dict]:
-    """The records of a records file, checked; ValueError saying what is wrong with it."""
+    """The records of a records file, checked; UsageError saying what is wrong with it."""
     try:
         found = json.loads(Path(path).read_text(encoding="utf-8"))
     except (OSError, json.JSONDecodeError) as error:
-        raise ValueError(f"cannot read records from {path}: {error}") from None
+        raise UsageError(f"cannot read records from {path}: {error}") from None
     if not isinstance(found, list):
-        raise ValueError(f"{path} is not a records file: records must be a JSON list, "
+        raise UsageError(f"{path} is not a records file: records must be a JSON list, "
                          f"got {type(found).__name__}")
     for i, record in enumerate(found):
         if not isinstance(record, dict):
-            raise ValueError(f"{path}: record {i} is not an object")
+            raise UsageError(f"{path}: record {i} is not an object")
         missing = [field for field in FIELDS if field not in record]
         if missing:
-            raise ValueError(f"{path}: record {i} lacks {', '.join(missing)}; each has {', '.join(FIELDS)}")
+            raise UsageError(f"{path}: record {i} lacks {', '.join(missing)}; each has {', '.join(FIELDS)}")
         if record["framework"] not in FRAMEWORKS:
-            raise ValueError(f"{path}: record {i}: framework must be one of {FRAMEWORKS}, "
+            raise UsageError(f"{path}: record {i}: framework must be one of {FRAMEWORKS}, "
                              f"got {record['framework']!r}")
         if record["status"] not in STATUSES:
-            raise ValueError(f"{path}: record {i}: status must be one of {STATUSES}, got {record['status']!r}")
+            raise UsageError(f"{path}: record {i}: status must be one of {STATUSES}, got {record['status']!r}")
     return found
 
 
@@ -108,7 +109,7 @@ def load(layout: Layout) -> list[dict]:
     """The layout's records; none when there is no readable records file."""
     try:
         return read(layout.records)
-    except ValueError:
+    except UsageError:
         return []
 
 

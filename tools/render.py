@@ -1,13 +1,14 @@
 """Assemble the book's site from the merged notebooks and build its HTML.
 
-`python -m tools.render` lays out _build/site/ (configuration, plain pages, the merged
+`python -m tools render` lays out _build/site/ (configuration, plain pages, the merged
 notebook of every section, the Execution report, the split notebooks for download) and
 runs `jupyter-book build --all -W -n --keep-going` on it: any warning fails the build.
 The HTML ends in _build/site/_build/html. When the assembled site is byte for byte the
 one of the last successful build, the HTML is kept as it is (`--force` rebuilds).
 """
 
-import argparse
+from __future__ import annotations
+
 import hashlib
 import shutil
 import subprocess
@@ -20,13 +21,14 @@ import yaml
 from tools import report
 from tools.frameworks import FRAMEWORKS, TABLE
 from tools.paths import Layout
+from tools.problems import StepFailed
 from tools.sections import is_section
 
 GENERATED_PAGES = ("report",)
 DIGEST_FILE = ".site-digest"
 
 
-class RenderError(RuntimeError):
+class RenderError(StepFailed):
     """The site could not be assembled or its HTML did not build cleanly."""
 
 
@@ -41,7 +43,7 @@ def book_pages(book):
     return pages
 
 
-def filter_toc(toc, available, notice=print):
+def filter_toc(toc, available, progress=print):
     """A copy of the parsed _toc.yml without the entries whose page does not exist.
 
     An entry that goes takes its sections with it; a part left without chapters goes too.
@@ -55,7 +57,7 @@ def filter_toc(toc, available, notice=print):
             name = entry.get("file")
             if name is not None and name not in available:
                 below = [e.get("file") for e in entry.get("sections", []) if e.get("file") in available]
-                notice(f"render: leaving {name} out of the toc: book/{name}.md does not exist"
+                progress(f"render: leaving {name} out of the toc: book/{name}.md does not exist"
                        + (f" (nor its sections {', '.join(below)})" if below else ""))
                 continue
             entry = dict(entry)
@@ -113,12 +115,12 @@ def copy_tree(src, dst):
         shutil.copytree(src, dst, ignore=shutil.ignore_patterns(".*", "__pycache__", "*.ipynb_checkpoints"))
 
 
-def assemble(layout, site, notice=print):
+def assemble(layout, site, progress=print):
     """Lay out `site` for jupyter-book; returns the toc files that are sections."""
     book, build, site = layout.book, layout.build, Path(site)
     pages = book_pages(book)
     toc = filter_toc(yaml.safe_load(layout.toc.read_text()),
-                     set(pages) | set(GENERATED_PAGES), notice)
+                     set(pages) | set(GENERATED_PAGES), progress)
     built = toc_files(toc)
     sections = [rel for rel in built if pages.get(rel)]
 
@@ -127,7 +129,7 @@ def assemble(layout, site, notice=print):
     missing += [str(build / "notebooks" / fw / f"{rel}.ipynb") for rel in sections for fw in FRAMEWORKS
                 if not (build / "notebooks" / fw / f"{rel}.ipynb").is_file()]
     if missing:
-        raise RenderError("missing notebooks (run python -m tools.execute and tools.merge first): "
+        raise RenderError("missing notebooks (run python -m tools execute and merge first): "
                           + ", ".join(missing))
 
     # Start from an empty site, keeping only the HTML of the last build (see render()).
@@ -164,7 +166,7 @@ def assemble(layout, site, notice=print):
 
     records_path = layout.records
     if not records_path.is_file():
-        notice(f"render: {records_path} does not exist; the Execution report lists no runs")
+        progress(f"render: {records_path} does not exist; the Execution report lists no runs")
     report.write_report(records_path, site / "report.md", sections=sections, linked=sections)
     return sections
 
@@ -207,7 +209,7 @@ def site_digest(site):
     return digest.hexdigest()
 
 
-def render(layout=None, *, site=None, html=True, force=False, quiet=False, notice=print):
+def render(layout=None, *, site=None, html=True, force=False, quiet=False, progress=print):
     """Assemble `site` (default <layout.build>/site) and, if `html`, build it.
 
     layout: a tools.paths.Layout (book/, _build/, _config.yml, _toc.yml; default the
@@ -219,41 +221,18 @@ def render(layout=None, *, site=None, html=True, force=False, quiet=False, notic
     layout = layout or Layout()
     site = Path(site) if site is not None else layout.build / "site"
     start = time.perf_counter()
-    sections = assemble(layout, site, notice=notice)
-    notice(f"render: site assembled in {site} ({len(sections)} sections)")
+    sections = assemble(layout, site, progress=progress)
+    progress(f"render: site assembled in {site} ({len(sections)} sections)")
     out = site / "_build" / "html"
     if not html:
         return out
     digest, stamp = site_digest(site), site / "_build" / DIGEST_FILE
     if not force and (out / "index.html").is_file() and stamp.is_file() and stamp.read_text() == digest:
-        notice(f"render: nothing changed since the last build; HTML kept: {out / 'index.html'}")
+        progress(f"render: nothing changed since the last build; HTML kept: {out / 'index.html'}")
         return out
     if (site / "_build").exists():
         shutil.rmtree(site / "_build")
     build_html(site, quiet=quiet)
     stamp.write_text(digest)
-    notice(f"render: HTML built in {time.perf_counter() - start:.0f} s: {out / 'index.html'}")
+    progress(f"render: HTML built in {time.perf_counter() - start:.0f} s: {out / 'index.html'}")
     return out
-
-
-def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--root", type=Path, default=None,
-                        help="holds _config.yml, _toc.yml (default: this repository)")
-    parser.add_argument("--book", type=Path, default=None, help="default: <root>/book")
-    parser.add_argument("--build", type=Path, default=None,
-                        help="holds merged/, notebooks/ and exec/records.json (default: <root>/_build)")
-    parser.add_argument("--site", type=Path, default=None, help="default: <build>/site")
-    parser.add_argument("--no-html", action="store_true", help="assemble the site only")
-    parser.add_argument("--force", action="store_true", help="rebuild the HTML even if nothing changed")
-    args = parser.parse_args(argv)
-    try:
-        layout = Layout(**{k: v for k, v in (("root", args.root), ("book", args.book),
-                                              ("build", args.build)) if v is not None})
-        render(layout, site=args.site, html=not args.no_html, force=args.force)
-    except RenderError as error:
-        sys.exit(f"render: {error}")
-
-
-if __name__ == "__main__":
-    main()

@@ -6,7 +6,6 @@ its path below ``book/`` without ``.md`` (``transformer-block/vit``).
 """
 from __future__ import annotations
 
-import argparse
 import dataclasses
 from pathlib import Path
 
@@ -15,6 +14,7 @@ import yaml
 
 from tools.frameworks import FRAMEWORKS
 from tools.paths import Layout
+from tools.problems import UsageError
 
 
 @dataclasses.dataclass(frozen=True)
@@ -112,12 +112,12 @@ def section_name(layout: Layout, arg: str) -> str:
         path = path.resolve()
         if path.is_file() and path.is_relative_to(layout.book):
             if not is_section(path):
-                raise ValueError(
+                raise UsageError(
                     f"section {arg!r} is a plain page: its front matter has no "
                     "'jupytext:' and 'kernelspec:' blocks"
                 )
             return path.relative_to(layout.book).with_suffix("").as_posix()
-    raise ValueError(f"section {arg!r}: expected a Markdown file below {layout.book}")
+    raise UsageError(f"section {arg!r}: expected a Markdown file below {layout.book}")
 
 
 def toc_files(layout: Layout) -> list[str]:
@@ -152,17 +152,6 @@ def in_toc_order(layout: Layout, names: list[str]) -> list[str]:
     return sorted(names, key=lambda name: (order.get(name, len(order)), name))
 
 
-def section_parser(prog: str, doc: str) -> argparse.ArgumentParser:
-    """A command-line parser for a step that works on some or all sections."""
-    parser = argparse.ArgumentParser(prog=prog, description=doc.split("\n")[0])
-    parser.add_argument("sections", nargs="*", help="book/<rel>.md files (default: all sections)")
-    return parser
-
-
-def chosen_sections(parser: argparse.ArgumentParser, args, layout: Layout) -> list[str]:
-    """The sections named on the command line, or all of them; a bad name ends the
-    program with the parser's usage and the reason."""
-    try:
-        return [section_name(layout, arg) for arg in args.sections] or find_sections(layout)
-    except ValueError as error:
-        parser.error(str(error))
+def chosen_sections(layout: Layout, args: list[str]) -> list[str]:
+    """The sections named on the command line, or all of them; UsageError for a bad name."""
+    return [section_name(layout, arg) for arg in args] or find_sections(layout)

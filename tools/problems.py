@@ -1,0 +1,15 @@
+"""How a step ends badly, and the exit status of ``python -m tools`` for each.
+
+- :class:`StepFailed`, exit 1: the step ran and found a problem in the book or in the
+  build (a failing cell, a stale file, a notebook that is not executed, a refused publish).
+- :class:`UsageError`, exit 2: the step could not start (a bad argument, a setting or
+  an input file it cannot use); the command line's own errors give 2 as well.
+"""
+
+
+class StepFailed(Exception):
+    """The step found a problem; the message says what, where and what to do."""
+
+
+class UsageError(ValueError):
+    """The step was asked for something it cannot do; the message says what it accepts."""
