@@ -184,9 +184,9 @@ def build_path(build, folder, rel):
 def site_sections(layout, site):
     """The section paths that the site at `site` built as pages, in toc order."""
     import yaml
-    from tools.render import book_pages, toc_files
+    from tools.sections import book_pages, toc_files
 
-    pages = book_pages(layout.book)
+    pages = book_pages(layout)
     toc = yaml.safe_load((Path(site) / "_toc.yml").read_text())
     return [rel for rel in toc_files(toc) if pages.get(rel)]
 

@@ -65,7 +65,7 @@ def html_pairs(document):
 
 def test_toc_of_the_site_lists_only_existing_pages(site):
     toc = yaml.safe_load((site.site / "_toc.yml").read_text())
-    from tools.render import toc_files
+    from tools.sections import toc_files
 
     for rel in toc_files(toc):
         sources = [site.site / f"{rel}{ext}" for ext in (".md", ".ipynb")]

@@ -24,7 +24,7 @@ from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError
 
 from d2l_mini.data import data_dir
-from tools.build import render_inputs_hash
+from tools.render import inputs_hash
 from tools.cache import METADATA_KEY, notebook_hash
 from tools.colab import pinned_versions
 from tools.frameworks import FRAMEWORKS
@@ -66,12 +66,11 @@ def fake_build(project):
         target = layout.executed(framework, "ch/sec")
         target.parent.mkdir(parents=True, exist_ok=True)
         nbformat.write(notebook, target)
-    html = layout.build / "site" / "_build" / "html"
+    html = layout.html
     (html / "ch").mkdir(parents=True)
     (html / "index.html").write_text("<html>index</html>\n")
     (html / "ch" / "sec.html").write_text("<html>section</html>\n")
-    stamp = {"inputs": render_inputs_hash(layout), "html": str(html)}
-    (layout.build / "render-stamp.json").write_text(json.dumps(stamp) + "\n")
+    layout.render_stamp.write_text(json.dumps({"inputs": inputs_hash(layout)}) + "\n")
 
 
 @pytest.fixture
@@ -227,7 +226,7 @@ def snapshot(root):
 
 def build_snapshot(layout):
     """Split, execute (cached where the repository's copies are up to date), merge, render."""
-    from tools.build import render as render_html
+    from tools.render import render as render_html
     from tools.execute import execute
     from tools.merge import merge_all
 

@@ -13,6 +13,7 @@ if str(REPO) not in sys.path:
 
 import book_site  # noqa: E402
 from tools import records, render, report  # noqa: E402
+from tools.sections import toc_files  # noqa: E402
 from tools.paths import Layout  # noqa: E402
 
 
@@ -32,10 +33,10 @@ def test_filter_toc_drops_missing_pages_with_their_sections():
     ]}
     notices = []
     kept = render.filter_toc(toc, {"index", "intro", "ch/index", "ch/two", "gone/x"}, notices.append)
-    assert render.toc_files(kept) == ["index", "intro", "ch/index", "ch/two"]
+    assert toc_files(kept) == ["index", "intro", "ch/index", "ch/two"]
     assert [part["caption"] for part in kept["parts"]] == ["A", "B"]
     assert any("ch/one" in n for n in notices) and any("gone/index" in n and "gone/x" in n for n in notices)
-    assert render.toc_files(toc) == ["index", "intro", "ch/index", "ch/one", "ch/two", "gone/index", "gone/x"]
+    assert toc_files(toc) == ["index", "intro", "ch/index", "ch/one", "ch/two", "gone/index", "gone/x"]
 
 
 def test_filter_toc_needs_the_root_page():
@@ -44,7 +45,7 @@ def test_filter_toc_needs_the_root_page():
 
 
 def test_repository_toc_lists_the_chapter_and_ends_with_the_report():
-    files = render.toc_files(yaml.safe_load((REPO / "_toc.yml").read_text()))
+    files = toc_files(yaml.safe_load((REPO / "_toc.yml").read_text()))
     assert files[:2] == ["index", "how-to-use"]
     assert files[-1] == "report"
     assert {"transformer-block/index", "transformer-block/transformer-block", "transformer-block/vit",
@@ -121,17 +122,15 @@ def test_load_records_names_a_missing_field(tmp_path):
         records.read(path)
 
 
-def test_site_digest_follows_every_input(tmp_path):
+def test_inputs_hash_follows_every_input(tmp_path):
     root = book_site.make_project(tmp_path / "project")
     layout = Layout(root=root)
-    site = tmp_path / "site"
-    render.assemble(layout, site, progress=lambda n: None)
-    first = render.site_digest(site)
-    (site / "_build/html").mkdir(parents=True)
-    (site / "_build/html/index.html").write_text("built output does not count")
-    render.assemble(layout, site, progress=lambda n: None)
-    assert render.site_digest(site) == first
-    assert (site / "_build/html/index.html").is_file(), "assembling keeps the last HTML"
+    first = render.inputs_hash(layout)
+    render.assemble(layout, layout.site, progress=lambda n: None)
+    layout.html.mkdir(parents=True)
+    (layout.html / "index.html").write_text("built output does not count")
+    assert render.inputs_hash(layout) == first
+    render.assemble(layout, layout.site, progress=lambda n: None)
+    assert (layout.html / "index.html").is_file(), "assembling keeps the last HTML"
     (root / "book/demo/index.md").write_text("# The demo chapter\n\nEdited.\n")
-    render.assemble(layout, site, progress=lambda n: None)
-    assert render.site_digest(site) != first
+    assert render.inputs_hash(layout) != first

@@ -8,16 +8,14 @@ and fails, naming them, if any is missing or out of date.
 """
 from __future__ import annotations
 
-import hashlib
-import json
 import time
 from pathlib import Path
 
-from tools import records, save
+from tools import save
 from tools.execute import ExecutionFailed, NotUpToDate, execute, use_executed
 from tools.merge import NotExecuted, merge_all
-from tools.frameworks import FRAMEWORKS
-from tools.paths import Layout, write_atomic
+from tools.render import RenderError, render
+from tools.paths import Layout
 from tools.problems import StepFailed
 from tools.sections import find_sections
 from tools.split import split_all
@@ -31,60 +29,13 @@ class BuildFailed(StepFailed):
 def prune(layout: Layout, names: list[str]) -> list[Path]:
     """Remove notebooks of sections that no longer exist."""
     keep = set(names)
-    folders = [layout.build / "merged"]
-    folders += [layout.build / step / fw for step in ("notebooks", "executed") for fw in FRAMEWORKS]
     removed = []
-    for folder in folders:
+    for folder in layout.section_folders():
         for path in sorted(folder.rglob("*.ipynb")) if folder.is_dir() else []:
             if path.relative_to(folder).with_suffix("").as_posix() not in keep:
                 path.unlink()
                 removed.append(path)
     return removed
-
-
-def render_inputs_hash(layout: Layout) -> str:
-    """A hash of everything the HTML is made from.
-
-    A notebook that was executed last time and is cached now is the same run, so the
-    records' "executed"/"cached" status does not count as a change.
-    """
-    files = [layout.config, layout.toc, layout.requirements]
-    files += sorted(layout.book.rglob("*"))
-    files += sorted((layout.root / "tools").glob("*.py"))
-    for step in ("merged", "notebooks"):
-        files += sorted((layout.build / step).rglob("*.ipynb"))
-    digest = hashlib.sha256()
-    for path in files:
-        if path.is_file() and "__pycache__" not in path.parts:
-            data = path.read_bytes()
-            digest.update(f"{path.as_posix()} {len(data)}\n".encode() + data)
-    runs = [dict(r, status="ran" if r.get("status") in ("executed", "cached") else r.get("status"))
-            for r in records.load(layout)]
-    digest.update(json.dumps(runs, sort_keys=True).encode())
-    return digest.hexdigest()
-
-
-def render(layout: Layout, progress) -> Path:
-    """The HTML, by tools.render (site assembly and one jupyter-book build).
-
-    Skipped when nothing it is made from changed since the last successful render.
-    """
-    from tools.render import RenderError, render as render_site
-
-    stamp = layout.build / "render-stamp.json"
-    inputs = render_inputs_hash(layout)
-    if stamp.is_file():
-        last = json.loads(stamp.read_text(encoding="utf-8"))
-        if last.get("inputs") == inputs and Path(last.get("html", ""), "index.html").is_file():
-            progress("the HTML is up to date (nothing changed since it was rendered)")
-            return Path(last["html"])
-    stamp.unlink(missing_ok=True)
-    try:
-        html = render_site(layout, progress=progress)
-    except RenderError as error:
-        raise BuildFailed(f"rendering the HTML failed: {error}") from None
-    write_atomic(stamp, json.dumps({"inputs": inputs, "html": str(html)}) + "\n")
-    return html
 
 
 def build(layout: Layout, progress=print, render_html: bool = True, run_kernels: bool = True) -> None:
@@ -126,7 +77,10 @@ def build(layout: Layout, progress=print, render_html: bool = True, run_kernels:
         raise BuildFailed(str(error)) from None
     if render_html:
         step("rendering the HTML")
-        html = render(layout, progress)
+        try:
+            html = render(layout, progress=progress)
+        except RenderError as error:
+            raise BuildFailed(f"rendering the HTML failed: {error}") from None
         progress(f"\nbook built in {time.monotonic() - started:.0f} s; open {html / 'index.html'}")
     else:
         progress(f"\nnotebooks built in {time.monotonic() - started:.0f} s (HTML not rendered)")

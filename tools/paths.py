@@ -10,7 +10,7 @@ import os
 import tempfile
 from pathlib import Path
 
-from tools.frameworks import check_framework
+from tools.frameworks import FRAMEWORKS, check_framework
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -30,14 +30,30 @@ class Layout:
     def source(self, rel: str) -> Path:
         return self.book / f"{rel}.md"
 
+    def split_folder(self, framework: str) -> Path:
+        return self.build / "notebooks" / check_framework(framework)
+
+    def executed_folder(self, framework: str) -> Path:
+        return self.build / "executed" / check_framework(framework)
+
+    @property
+    def merged_folder(self) -> Path:
+        return self.build / "merged"
+
+    def section_folders(self) -> list[Path]:
+        """Every folder that holds one notebook per section."""
+        return [self.merged_folder] + [folder(fw) for folder in (self.split_folder, self.executed_folder)
+                                       for fw in FRAMEWORKS]
+
     def notebook(self, framework: str, rel: str) -> Path:
-        return self.build / "notebooks" / check_framework(framework) / f"{rel}.ipynb"
+        """The split notebook of a section (unexecuted)."""
+        return self.split_folder(framework) / f"{rel}.ipynb"
 
     def executed(self, framework: str, rel: str) -> Path:
-        return self.build / "executed" / check_framework(framework) / f"{rel}.ipynb"
+        return self.executed_folder(framework) / f"{rel}.ipynb"
 
     def merged(self, rel: str) -> Path:
-        return self.build / "merged" / f"{rel}.ipynb"
+        return self.merged_folder / f"{rel}.ipynb"
 
     @property
     def site(self) -> Path:
@@ -47,6 +63,19 @@ class Layout:
     @property
     def html(self) -> Path:
         return self.site / "_build" / "html"
+
+    @property
+    def render_stamp(self) -> Path:
+        """What the HTML was last rendered from (tools/render.py)."""
+        return self.build / "render-stamp.json"
+
+    @property
+    def tools(self) -> Path:
+        return self.root / "tools"
+
+    @property
+    def screenshot(self) -> Path:
+        return self.root / "docs" / "screenshot.png"
 
     @property
     def records(self) -> Path:

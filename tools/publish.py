@@ -21,7 +21,6 @@ another git URL than ``repository.url`` (a mirror, or a local repository in test
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import shutil
 import subprocess
@@ -34,7 +33,6 @@ import yaml
 from sphinx.errors import ExtensionError
 
 from tools import colab, render
-from tools.build import render_inputs_hash
 from tools.cache import notebook_hash, recorded
 from tools.myst import References
 from tools.frameworks import FRAMEWORKS
@@ -104,21 +102,17 @@ def check_clean(layout: Layout) -> str:
 
 def published_sections(layout: Layout) -> list[str]:
     """The sections the HTML holds, in the toc's order (as tools.render chose them)."""
-    pages = render.book_pages(layout.book)
-    toc = render.filter_toc(yaml.safe_load(layout.toc.read_text(encoding="utf-8")),
-                            set(pages) | set(render.GENERATED_PAGES), progress=lambda line: None)
-    return [rel for rel in render.toc_files(toc) if pages.get(rel)]
+    return render.site_toc(layout, progress=lambda line: None)[1]
 
 
 def check_fresh(layout: Layout, sections: list[str]) -> Path:
     """The HTML folder, if the build is up to date with the sources; else PublishError."""
     rebuild = "run `make book` (python -m tools build), then publish again"
-    stamp_path = layout.build / "render-stamp.json"
-    html = layout.build / "site" / "_build" / "html"
-    if not stamp_path.is_file() or not (html / "index.html").is_file():
-        raise PublishError(f"no finished build: {stamp_path} or {html / 'index.html'} is missing; {rebuild}")
-    stamp = json.loads(stamp_path.read_text(encoding="utf-8"))
-    if stamp.get("inputs") != render_inputs_hash(layout):
+    html = layout.html
+    if not layout.render_stamp.is_file() or not (html / "index.html").is_file():
+        raise PublishError(f"no finished build: {layout.render_stamp} or {html / 'index.html'} "
+                           f"is missing; {rebuild}")
+    if not render.html_is_current(layout):
         raise PublishError(f"the HTML in {html} is older than the sources it is made from "
                            f"(the book, the tools or the notebooks changed since it was rendered); {rebuild}")
     references = References.load(layout)

@@ -3,44 +3,38 @@
 `python -m tools render` lays out _build/site/ (configuration, plain pages, the merged
 notebook of every section, the Execution report, the split notebooks for download) and
 runs `jupyter-book build --all -W -n --keep-going` on it: any warning fails the build.
-The HTML ends in _build/site/_build/html. When the assembled site is byte for byte the
-one of the last successful build, the HTML is kept as it is (`--force` rebuilds).
+The HTML ends in _build/site/_build/html. When nothing it is made from changed since
+the last successful render (inputs_hash), the HTML is kept as it is (`--force` rebuilds).
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import shutil
 import subprocess
 import sys
 import time
+from importlib import metadata
 from pathlib import Path
+from typing import Callable
 
 import yaml
 
 from tools import report
 from tools.frameworks import FRAMEWORKS, TABLE
-from tools.paths import Layout
+from tools.paths import Layout, write_atomic
 from tools.problems import StepFailed
-from tools.sections import is_section
+from tools.sections import book_pages, read_toc, toc_files
 
 GENERATED_PAGES = ("report",)
-DIGEST_FILE = ".site-digest"
+# The packages that turn the site into HTML: a new version renders again.
+SITE_PACKAGES = ("jupyter-book", "myst-nb", "sphinx", "sphinx-book-theme", "sphinx-mathjax-offline")
+Progress = Callable[[str], None]
 
 
 class RenderError(StepFailed):
     """The site could not be assembled or its HTML did not build cleanly."""
-
-
-def book_pages(book):
-    """{'<rel>': is_section} for every Markdown page under book/ (not _static/, _templates/, img/)."""
-    pages = {}
-    for path in sorted(Path(book).rglob("*.md")):
-        rel = path.relative_to(book)
-        if any(part.startswith((".", "_")) for part in rel.parts) or rel.parts[0] == "img":
-            continue
-        pages[rel.with_suffix("").as_posix()] = is_section(path)
-    return pages
 
 
 def filter_toc(toc, available, progress=print):
@@ -84,23 +78,6 @@ def filter_toc(toc, available, progress=print):
     return toc
 
 
-def toc_files(toc):
-    files = [toc["root"]]
-
-    def walk(entries):
-        for entry in entries:
-            if "file" in entry:
-                files.append(entry["file"])
-            for key in ("sections", "chapters"):
-                walk(entry.get(key, []))
-
-    for part in toc.get("parts", []):
-        walk(part.get("chapters", []))
-    for key in ("chapters", "sections"):
-        walk(toc.get(key, []))
-    return files
-
-
 def site_config(layout: Layout) -> str:
     """The book's _config.yml with the framework table (names and labels) that the
     Sphinx extension gives the pages (``book_frameworks``)."""
@@ -115,19 +92,21 @@ def copy_tree(src, dst):
         shutil.copytree(src, dst, ignore=shutil.ignore_patterns(".*", "__pycache__", "*.ipynb_checkpoints"))
 
 
-def assemble(layout, site, progress=print):
-    """Lay out `site` for jupyter-book; returns the toc files that are sections."""
-    book, build, site = layout.book, layout.build, Path(site)
-    pages = book_pages(book)
-    toc = filter_toc(yaml.safe_load(layout.toc.read_text()),
-                     set(pages) | set(GENERATED_PAGES), progress)
-    built = toc_files(toc)
-    sections = [rel for rel in built if pages.get(rel)]
+def site_toc(layout: Layout, progress: Progress = print) -> tuple[dict, list[str]]:
+    """The toc the site is built from (only existing pages) and its sections, in order."""
+    pages = book_pages(layout)
+    toc = filter_toc(read_toc(layout), set(pages) | set(GENERATED_PAGES), progress)
+    return toc, [rel for rel in toc_files(toc) if pages.get(rel)]
 
-    missing = [str(build / "merged" / f"{rel}.ipynb") for rel in sections
-               if not (build / "merged" / f"{rel}.ipynb").is_file()]
-    missing += [str(build / "notebooks" / fw / f"{rel}.ipynb") for rel in sections for fw in FRAMEWORKS
-                if not (build / "notebooks" / fw / f"{rel}.ipynb").is_file()]
+
+def assemble(layout: Layout, site: Path, progress: Progress = print) -> list[str]:
+    """Lay out `site` for jupyter-book; returns the toc files that are sections."""
+    book, site = layout.book, Path(site)
+    pages = book_pages(layout)
+    toc, sections = site_toc(layout, progress)
+    needed = [layout.merged(rel) for rel in sections]
+    needed += [layout.notebook(fw, rel) for rel in sections for fw in FRAMEWORKS]
+    missing = [str(path) for path in needed if not path.is_file()]
     if missing:
         raise RenderError("missing notebooks (run python -m tools execute and merge first): "
                           + ", ".join(missing))
@@ -154,7 +133,7 @@ def assemble(layout, site, progress=print):
         if not section:
             shutil.copy2(book / f"{rel}.md", target)
         elif rel in sections:
-            shutil.copy2(build / "merged" / f"{rel}.ipynb", target)
+            shutil.copy2(layout.merged(rel), target)
 
     downloads = site / "_extra" / "notebooks"
     downloads.mkdir(parents=True)
@@ -162,7 +141,7 @@ def assemble(layout, site, progress=print):
         for fw in FRAMEWORKS:
             target = downloads / fw / f"{rel}.ipynb"
             target.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(build / "notebooks" / fw / f"{rel}.ipynb", target)
+            shutil.copy2(layout.notebook(fw, rel), target)
 
     records_path = layout.records
     if not records_path.is_file():
@@ -190,49 +169,57 @@ def build_html(site, *, quiet=False):
     return Path(site) / "_build" / "html"
 
 
-def site_digest(site):
-    """A hash of everything jupyter-book reads: the site's files and the tools' versions."""
-    from importlib import metadata
-
+def inputs_hash(layout: Layout) -> str:
+    """A hash of everything the HTML is made from: the book's sources and configuration,
+    the build's tools, the split and merged notebooks, the execution records (so that the
+    report's executed/cached column is always the last run's) and jupyter-book's versions."""
     digest = hashlib.sha256()
-    for name in ("jupyter-book", "myst-nb", "sphinx", "sphinx-book-theme", "sphinx-mathjax-offline"):
+    for name in SITE_PACKAGES:
         try:
             digest.update(f"{name}=={metadata.version(name)}\n".encode())
         except metadata.PackageNotFoundError:
             digest.update(f"{name} missing\n".encode())
-    for path in sorted(Path(site).rglob("*")):
-        rel = path.relative_to(site)
-        if rel.parts[0] == "_build" or not path.is_file():
-            continue
-        digest.update(f"{rel.as_posix()}\0{path.stat().st_size}\0".encode())
-        digest.update(path.read_bytes())
+    files = [layout.config, layout.toc, layout.requirements, layout.records]
+    files += sorted(layout.book.rglob("*")) + sorted(layout.tools.rglob("*.py"))
+    files += [path for folder in (layout.merged_folder, *map(layout.split_folder, FRAMEWORKS))
+              for path in sorted(folder.rglob("*.ipynb"))]
+    for path in files:
+        if path.is_file() and "__pycache__" not in path.parts:
+            data = path.read_bytes()
+            digest.update(f"{path.as_posix()} {len(data)}\n".encode() + data)
     return digest.hexdigest()
 
 
-def render(layout=None, *, site=None, html=True, force=False, quiet=False, progress=print):
-    """Assemble `site` (default <layout.build>/site) and, if `html`, build it.
+def html_is_current(layout: Layout) -> bool:
+    """Whether the HTML was rendered from the inputs as they are now."""
+    stamp = layout.render_stamp
+    if not stamp.is_file() or not (layout.html / "index.html").is_file():
+        return False
+    return json.loads(stamp.read_text(encoding="utf-8")).get("inputs") == inputs_hash(layout)
 
-    layout: a tools.paths.Layout (book/, _build/, _config.yml, _toc.yml; default the
-    repository's). The HTML is rebuilt from scratch unless the site is the same as at the
-    last successful build (or `force`). Returns the HTML folder <site>/_build/html.
+
+def render(layout: Layout | None = None, *, html: bool = True, force: bool = False, quiet: bool = False,
+           progress: Progress = print) -> Path:
+    """Assemble the layout's site and, if `html`, build it; returns the HTML folder.
+
+    Nothing is done when the HTML is current (html_is_current), unless `force`.
     Raises RenderError when a section's notebooks are missing or jupyter-book reports
     any warning.
     """
     layout = layout or Layout()
-    site = Path(site) if site is not None else layout.build / "site"
+    if html and not force and html_is_current(layout):
+        progress(f"render: nothing changed since the last build; HTML kept: {layout.html / 'index.html'}")
+        return layout.html
     start = time.perf_counter()
-    sections = assemble(layout, site, progress=progress)
-    progress(f"render: site assembled in {site} ({len(sections)} sections)")
-    out = site / "_build" / "html"
+    inputs = inputs_hash(layout)
+    layout.render_stamp.unlink(missing_ok=True)
+    sections = assemble(layout, layout.site, progress=progress)
+    progress(f"render: site assembled in {layout.site} ({len(sections)} sections)")
     if not html:
-        return out
-    digest, stamp = site_digest(site), site / "_build" / DIGEST_FILE
-    if not force and (out / "index.html").is_file() and stamp.is_file() and stamp.read_text() == digest:
-        progress(f"render: nothing changed since the last build; HTML kept: {out / 'index.html'}")
-        return out
-    if (site / "_build").exists():
-        shutil.rmtree(site / "_build")
-    build_html(site, quiet=quiet)
-    stamp.write_text(digest)
-    progress(f"render: HTML built in {time.perf_counter() - start:.0f} s: {out / 'index.html'}")
-    return out
+        return layout.html
+    if (layout.site / "_build").exists():
+        shutil.rmtree(layout.site / "_build")
+    build_html(layout.site, quiet=quiet)
+    write_atomic(layout.render_stamp, json.dumps({"inputs": inputs}) + "\n")
+    progress(f"render: HTML built in {time.perf_counter() - start:.0f} s: {layout.html / 'index.html'}")
+    return layout.html

@@ -73,16 +73,21 @@ def is_section(path: Path) -> bool:
     return "jupytext" in meta and "kernelspec" in meta
 
 
+def book_pages(layout: Layout) -> dict[str, bool]:
+    """``{name: is_section}`` of every Markdown page below the book folder, sorted by
+    path (not in _static/, _templates/, img/ or hidden folders)."""
+    pages = {}
+    for path in sorted(layout.book.rglob("*.md")):
+        rel = path.relative_to(layout.book)
+        if any(part.startswith((".", "_")) for part in rel.parts) or rel.parts[0] == "img":
+            continue
+        pages[rel.with_suffix("").as_posix()] = is_section(path)
+    return pages
+
+
 def find_sections(layout: Layout) -> list[str]:
     """Names of all sections below the book folder, sorted by path."""
-    found = []
-    for path in sorted(layout.book.rglob("*.md")):
-        parts = path.relative_to(layout.book).parts
-        if any(part.startswith((".", "_")) for part in parts):
-            continue
-        if is_section(path):
-            found.append(path.relative_to(layout.book).with_suffix("").as_posix())
-    return found
+    return [name for name, section in book_pages(layout).items() if section]
 
 
 def read_section(layout: Layout, rel: str) -> Section:
@@ -120,10 +125,16 @@ def section_name(layout: Layout, arg: str) -> str:
     raise UsageError(f"section {arg!r}: expected a Markdown file below {layout.book}")
 
 
-def toc_files(layout: Layout) -> list[str]:
-    """The ``file:`` entries of ``_toc.yml`` in reading order (no extensions)."""
+def read_toc(layout: Layout) -> dict:
+    """The parsed ``_toc.yml`` ({} when there is none)."""
     if not layout.toc.is_file():
-        return []
+        return {}
+    return yaml.safe_load(layout.toc.read_text(encoding="utf-8")) or {}
+
+
+def toc_files(toc: dict) -> list[str]:
+    """The ``root`` and ``file:`` entries of a parsed table of contents, in reading
+    order, without extensions."""
     files: list[str] = []
 
     def visit(node):
@@ -138,7 +149,7 @@ def toc_files(layout: Layout) -> list[str]:
             for item in node:
                 visit(item)
 
-    visit(yaml.safe_load(layout.toc.read_text(encoding="utf-8")))
+    visit(toc)
     return files
 
 
@@ -146,7 +157,7 @@ def in_toc_order(layout: Layout, names: list[str]) -> list[str]:
     """Sort section names as the table of contents lists them, the rest after."""
     order: dict[str, int] = {}
     book_prefix = layout.book.relative_to(layout.root).as_posix() + "/"
-    for position, entry in enumerate(toc_files(layout)):
+    for position, entry in enumerate(toc_files(read_toc(layout))):
         entry = entry.removeprefix("./")
         order.setdefault(entry.removeprefix(book_prefix), position)
     return sorted(names, key=lambda name: (order.get(name, len(order)), name))
