@@ -152,8 +152,9 @@ def test_the_hash_covers_code_library_and_pins_but_not_prose(project, monkeypatc
 def test_a_failing_cell_stops_with_framework_notebook_cell_and_traceback(project, capsys):
     code = project.code
     project.section("ch/fails", "# Fails\n", code("value = 1"),
+                    code("def broken():\n    pass", "pytorch"),
                     code("def broken():\n    raise ValueError('boom at ' + str(value))", "jax"),
-                    code("broken()", "jax"), code("print('after')"))
+                    code("broken()", "pytorch"), code("broken()", "jax"), code("print('after')"))
     project.section("ch/fine", code("1 / 0", "raises-exception"), code("print('fine')"))
     layout = project.layout
     stale = layout.executed("jax", "ch/fails")
@@ -162,7 +163,7 @@ def test_a_failing_cell_stops_with_framework_notebook_cell_and_traceback(project
     with pytest.raises(ExecutionFailed) as failure:
         run(project)
     message = str(failure.value)
-    assert "[jax] ch/fails failed in notebook cell 4 (id c003): broken()" in message
+    assert "[jax] ch/fails failed in notebook cell 4 (id c005): broken()" in message
     assert "ValueError: boom at 1" in message and "raise ValueError" in message
     assert "\x1b[" not in message and "ipykernel_" not in message
     assert not stale.exists()
@@ -172,7 +173,7 @@ def test_a_failing_cell_stops_with_framework_notebook_cell_and_traceback(project
     assert saved[("ch/fails", "jax")] == "failed" and saved[("ch/fine", "jax")] == "executed"
     assert main(["execute", "book/ch/fails.md"], layout) == 1
     err = capsys.readouterr().err
-    assert "[jax] ch/fails failed in notebook cell 4 (id c003): broken()" in err
+    assert "[jax] ch/fails failed in notebook cell 4 (id c005): broken()" in err
     assert "ValueError: boom at 1" in err
 
 

@@ -6,7 +6,8 @@ import pytest
 from IPython.core.inputtransformer2 import TransformerManager
 
 from tools import colab
-from tools.sections import find_sections, read_section, section_name
+from tools.paths import Layout
+from tools.sections import AuthoringError, find_sections, read_section, section_name
 from tools.cli import main
 from tools.split import split_section
 
@@ -248,5 +249,33 @@ def test_sections_are_pages_with_notebook_front_matter(project):
 
 def test_a_cell_tagged_with_both_frameworks_is_rejected(project):
     project.section("ch/both", project.code("x = 1", "pytorch", "jax"))
-    with pytest.raises(ValueError, match="tagged both"):
+    with pytest.raises(AuthoringError, match=r"ch/both.md:\d+: cell 0: tagged pytorch and jax"):
         read_section(project.layout, "ch/both")
+
+
+@pytest.mark.parametrize("blocks, broken, rule", [
+    # the JAX twin first
+    (["```{code-cell} ipython3\n:tags: [jax]\nx = 1\n```\n",
+      "```{code-cell} ipython3\n:tags: [pytorch]\nx = 1\n```\n"], 0, "needs its pytorch twin before"),
+    # prose between the twins
+    (["```{code-cell} ipython3\n:tags: [pytorch]\nx = 1\n```\n", "Some prose.\n",
+      "```{code-cell} ipython3\n:tags: [jax]\nx = 1\n```\n"], 0, "needs its jax twin right after"),
+    # a framework cell without its twin
+    (["```{code-cell} ipython3\n:tags: [pytorch]\nx = 1\n```\n",
+      "```{code-cell} ipython3\nprint(x)\n```\n"], 0, "needs its jax twin right after"),
+    # a claim whose twin is no claim
+    (["```{code-cell} ipython3\n:tags: [pytorch, claim]\nassert True\n```\n",
+      "```{code-cell} ipython3\n:tags: [jax]\nassert True\n```\n"], 0, "a claim and its twins must all be tagged claim"),
+])
+def test_a_section_that_breaks_an_authoring_rule_is_rejected_at_its_cell(project, blocks, broken, rule):
+    path = project.section("ch/bad", *blocks)
+    line = path.read_text().split("\n").index("```{code-cell} ipython3", 0) + 1
+    with pytest.raises(AuthoringError, match=rf"ch/bad.md:{line}: cell {broken}: {rule}"):
+        read_section(project.layout, "ch/bad")
+    assert main(["split", "book/ch/bad.md"], project.layout) == 1
+
+
+def test_the_books_sections_follow_the_authoring_rules():
+    layout = Layout()
+    for rel in find_sections(layout):
+        read_section(layout, rel)

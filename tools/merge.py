@@ -68,7 +68,7 @@ def merge_cells(section, executed: dict, layout: Layout, recorded: dict | None =
             cells.append(new)
             continue
         runs = {fw: _executed_cell(executed, fw, cell, layout, section.rel) for fw in cell.frameworks}
-        if cell.is_twin:
+        if cell.is_framework_cell:
             (framework, run), = runs.items()
             cells.append(_code_cell(cell, run, cell.tags, cell.id))
         elif all_alike([comparable(without_records(run.outputs)) for run in runs.values()]):

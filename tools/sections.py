@@ -3,6 +3,10 @@
 A section is a ``book/**/*.md`` file whose front matter has a ``jupytext:`` and a
 ``kernelspec:`` block; other Markdown files are plain pages.  A section's name is
 its path below ``book/`` without ``.md`` (``transformer-block/vit``).
+
+Reading a section checks the authoring rules (check_rules): framework twins stand next
+to each other in the table's order (PyTorch first) with nothing between them, the
+twins of a ``claim`` cell are claims too, and no cell is tagged with two frameworks.
 """
 from __future__ import annotations
 
@@ -11,10 +15,11 @@ from pathlib import Path
 
 import jupytext
 import yaml
+from jupytext.myst import myst_to_notebook
 
 from tools.frameworks import FRAMEWORKS
 from tools.paths import Layout
-from tools.problems import UsageError
+from tools.problems import StepFailed, UsageError
 
 
 @dataclasses.dataclass(frozen=True)
@@ -25,6 +30,7 @@ class SourceCell:
     cell_type: str
     source: str
     metadata: dict
+    line: int = 0  # of the cell's first line in the Markdown source, from 1
 
     @property
     def id(self) -> str:
@@ -35,14 +41,22 @@ class SourceCell:
         return list(self.metadata.get("tags", []))
 
     @property
-    def frameworks(self) -> tuple[str, ...]:
-        """The frameworks this cell belongs to: one if tagged, both if untagged."""
-        tagged = tuple(fw for fw in FRAMEWORKS if fw in self.tags)
-        return tagged or FRAMEWORKS
+    def tagged_frameworks(self) -> tuple[str, ...]:
+        return tuple(fw for fw in FRAMEWORKS if fw in self.tags)
 
     @property
-    def is_twin(self) -> bool:
-        return len(self.frameworks) == 1
+    def frameworks(self) -> tuple[str, ...]:
+        """The frameworks this cell belongs to: its own if tagged, all if untagged."""
+        return self.tagged_frameworks or FRAMEWORKS
+
+    @property
+    def is_framework_cell(self) -> bool:
+        """Whether the cell belongs to one framework (it has twins in the others)."""
+        return len(self.tagged_frameworks) == 1
+
+
+class AuthoringError(StepFailed, ValueError):
+    """A section breaks an authoring rule; the message names the file, line and cell."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -95,17 +109,70 @@ def read_section(layout: Layout, rel: str) -> Section:
     if not path.is_file():
         raise ValueError(f"section {rel!r}: no such file {path}")
     notebook = jupytext.read(path, fmt="md:myst")
-    cells = []
-    for index, cell in enumerate(notebook.cells):
-        metadata = dict(cell.metadata)
-        tags = metadata.get("tags", [])
-        if all(fw in tags for fw in FRAMEWORKS):
-            raise ValueError(
-                f"{path}: cell {index} is tagged both {FRAMEWORKS}; "
-                "leave a cell untagged to run it in both frameworks"
-            )
-        cells.append(SourceCell(index, cell.cell_type, cell.source, metadata))
-    return Section(rel, path, dict(notebook.metadata), tuple(cells))
+    lines = source_lines(path.read_text(encoding="utf-8"))
+    cells = tuple(SourceCell(index, cell.cell_type, cell.source, dict(cell.metadata), lines[index])
+                  for index, cell in enumerate(notebook.cells))
+    check_rules(path, cells)
+    return Section(rel, path, dict(notebook.metadata), cells)
+
+
+def source_lines(text: str) -> list[int]:
+    """The line (from 1) where each cell of a MyST notebook starts: its code-cell fence,
+    or the first line of its prose."""
+    cells = myst_to_notebook(text, add_source_map=True)
+    lines = text.split("\n")
+    found = []
+    for cell, start in zip(cells.cells, cells.metadata["source_map"]):
+        if cell.cell_type == "code":
+            found.append(start)  # jupytext gives the fence's line, counted from 1
+        else:  # the 0-based start of the prose, blank lines included
+            while start < len(lines) - 1 and not lines[start].strip():
+                start += 1
+            found.append(start + 1)
+    return found
+
+
+def check_rules(path: Path, cells: tuple[SourceCell, ...]) -> None:
+    """AuthoringError at the first cell that breaks an authoring rule."""
+    def broken(cell: SourceCell, rule: str) -> AuthoringError:
+        return AuthoringError(f"{path}:{cell.line}: cell {cell.index}: {rule}")
+
+    for cell in cells:
+        if len(cell.tagged_frameworks) > 1:
+            raise broken(cell, f"tagged {' and '.join(cell.tagged_frameworks)}; leave a cell "
+                               "untagged to run it in every framework")
+    for group in twin_groups(cells):
+        for position, cell in enumerate(group):
+            wanted = FRAMEWORKS[position]
+            if cell is None or cell.tagged_frameworks != (wanted,):
+                after = group[position - 1] if position else None
+                where = (f"right after the {after.tagged_frameworks[0]} cell at line {after.line}"
+                         if after else f"before the {cell.tagged_frameworks[0]} cell")
+                shown = next(c for c in group if c is not None)
+                raise broken(shown, f"needs its {wanted} twin {where}: twins stand next to each "
+                                    f"other, in the order {', '.join(FRAMEWORKS)}, with no prose between")
+        claims = ["claim" in cell.tags for cell in group]
+        if any(claims) and not all(claims):
+            raise broken(group[0], "a claim and its twins must all be tagged claim: every claim is "
+                                   "checked in every framework")
+
+
+def twin_groups(cells: tuple[SourceCell, ...]) -> list[list[SourceCell | None]]:
+    """The framework cells in groups of one per framework, as they stand; a group that a
+    different cell (or the end) cuts short is padded with None."""
+    groups: list[list[SourceCell | None]] = []
+    current: list[SourceCell | None] = []
+    for cell in cells:
+        tagged = cell.cell_type == "code" and cell.is_framework_cell
+        starts_over = tagged and cell.tagged_frameworks[0] == FRAMEWORKS[0]
+        if current and (not tagged or starts_over or len(current) == len(FRAMEWORKS)):
+            groups.append(current + [None] * (len(FRAMEWORKS) - len(current)))
+            current = []
+        if tagged:
+            current.append(cell)
+    if current:
+        groups.append(current + [None] * (len(FRAMEWORKS) - len(current)))
+    return groups
 
 
 def section_name(layout: Layout, arg: str) -> str:
