@@ -11,7 +11,7 @@ import pytest
 from tools import execute as execute_module
 from tools.cache import METADATA_KEY, notebook_hash
 from tools.cli import main
-from tools.execute import ExecutionFailed, execute, settings
+from tools.execute import ExecutionFailed, execute, plan, settings
 from tools.kernel import kernel_environment
 from tools.merge import merge_section
 from tools.outputs import clean_text
@@ -104,6 +104,19 @@ def test_a_prose_edit_reexecutes_nothing(two_sections):
     assert any(c.source == "New words." for c in notebook.cells)
     merged = merge_section("ch/a", layout)
     assert [c.outputs[0]["text"] for c in merged.cells if c.source == "print(a * 10)"] == ["10\n", "20\n"]
+
+
+def test_planning_writes_nothing(two_sections):
+    layout = two_sections.layout
+    run(two_sections)
+    path = layout.source("ch/a")
+    path.write_text(path.read_text().replace("First words.\n", "First words.\n\n+++\n\nNew words.\n"))
+    split_section("ch/a", layout)
+    executed = {fw: layout.executed(fw, "ch/a").read_text() for fw in FRAMEWORKS}
+    planned = plan(["ch/a"], layout, frameworks=["jax"])
+    assert [(job.rel, job.framework) for job, _ in planned.cached] == [("ch/a", "jax")] and not planned.to_run
+    assert any(c.source == "New words." for c in planned.cached[0][1].cells)
+    assert {fw: layout.executed(fw, "ch/a").read_text() for fw in FRAMEWORKS} == executed
 
 
 def test_a_new_install_cell_reexecutes_nothing(two_sections):

@@ -16,7 +16,7 @@ from tools.execute import ExecutionFailed, NotUpToDate, execute, use_executed
 from tools.merge import NotExecuted, merge_all
 from tools.render import RenderError, render
 from tools.paths import Layout
-from tools.problems import StepFailed
+from tools.steps import Progress, StepFailed
 from tools.sections import find_sections
 from tools.split import split_all
 from tools.values import MissingValue
@@ -38,10 +38,11 @@ def prune(layout: Layout, names: list[str]) -> list[Path]:
     return removed
 
 
-def build(layout: Layout, progress=print, render_html: bool = True, run_kernels: bool = True) -> None:
+def build(layout: Layout, progress: Progress = print, render_html: bool = True,
+          run_kernels: bool = True) -> None:
     started = time.monotonic()
 
-    def step(title: str):
+    def step(title: str) -> None:
         progress(f"\n== {title} ({time.monotonic() - started:.0f} s)")
 
     step("checking that d2l_mini is up to date with the book's #@save cells")

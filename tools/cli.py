@@ -1,8 +1,8 @@
 """The build's command line: ``python -m tools <step> [options]`` (``--help`` lists the steps).
 
 Exit status, the same for every step: 0 done; 1 the step found a problem (a failing
-cell, a stale file, a refused publish: tools.problems.StepFailed); 2 it could not start
-(a bad argument or input: tools.problems.UsageError, or the command line's own errors).
+cell, a stale file, a refused publish: tools.steps.StepFailed); 2 it could not start
+(a bad argument or input: tools.steps.UsageError, or the command line's own errors).
 """
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from typing import Callable
 from tools import build, execute, merge, publish, records, render, report, save, screenshot, split
 from tools.frameworks import FRAMEWORKS
 from tools.paths import Layout, write_atomic
-from tools.problems import StepFailed, UsageError
+from tools.steps import StepFailed, UsageError
 from tools.sections import chosen_sections
 
 

@@ -18,6 +18,7 @@ import datetime
 import os
 import time
 from pathlib import Path
+from typing import Iterable
 
 import nbformat
 
@@ -27,7 +28,7 @@ from tools.kernel import NotebookFailed, run_notebook
 from tools.outputs import clean_notebook
 from tools.frameworks import FRAMEWORKS, check_frameworks
 from tools.paths import Layout, write_atomic
-from tools.problems import StepFailed, UsageError
+from tools.steps import Progress, StepFailed, UsageError
 from tools.sections import find_sections
 from tools.split import split_all
 from tools.values import fill_notebook
@@ -61,7 +62,7 @@ def cpu_cores() -> int:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
 
 
-def _positive(name: str, value, kind):
+def _positive(name: str, value: object, kind: type) -> int | float:
     try:
         number = kind(value)
     except (TypeError, ValueError):
@@ -79,7 +80,7 @@ def default_jobs() -> int:
     return max(1, cpu_cores() // 2)
 
 
-def settings(jobs=None, timeout=None) -> tuple[int, float]:
+def settings(jobs: int | str | None = None, timeout: float | str | None = None) -> tuple[int, float]:
     """(jobs, timeout) from the arguments, else BOOK_JOBS / BOOK_TIMEOUT, else defaults."""
     jobs = jobs if jobs is not None else os.environ.get("BOOK_JOBS") or default_jobs()
     timeout = timeout if timeout is not None else os.environ.get("BOOK_TIMEOUT") or DEFAULT_TIMEOUT
@@ -127,12 +128,20 @@ def read_executed(path: Path) -> nbformat.NotebookNode | None:
         return None
 
 
-def plan(names: list[str], layout: Layout, force: bool = False, progress=print,
-         frameworks=FRAMEWORKS):
-    """Split notebooks into (records of cached ones, jobs to run)."""
-    cached, jobs = [], []
+@dataclasses.dataclass
+class Plan:
+    """Which split notebooks can keep their earlier run and which must run."""
+    cached: list[tuple[Job, nbformat.NotebookNode]]  # with the earlier run's outputs
+    to_run: list[Job]
+
+
+def plan(names: list[str], layout: Layout, force: bool = False,
+         frameworks: Iterable[str] = FRAMEWORKS) -> Plan:
+    """Sort the split notebooks of ``names`` into cached and to-run ones; writes nothing."""
+    frameworks = check_frameworks(frameworks)
+    planned = Plan([], [])
     for rel in names:
-        for framework in check_frameworks(frameworks):
+        for framework in frameworks:
             notebook = nbformat.read(layout.notebook(framework, rel), as_version=4)
             job = Job(rel, framework, notebook, notebook_hash(notebook, layout),
                       layout.executed(framework, rel))
@@ -140,12 +149,21 @@ def plan(names: list[str], layout: Layout, force: bool = False, progress=print,
             up_to_date = executed is not None and recorded(executed).get("hash") == job.hash
             reused = reuse_outputs(job, executed) if up_to_date else None
             if reused is None:
-                jobs.append(job)
-                continue
-            _write(job.output, reused)
-            cached.append(_record(job, "cached", recorded(reused)))
-            progress(f"{job.label}: cached (ran in {recorded(reused)['wall_s']:.1f} s)")
-    return cached, jobs
+                planned.to_run.append(job)
+            else:
+                planned.cached.append((job, reused))
+    return planned
+
+
+def keep_cached(cached: list[tuple[Job, nbformat.NotebookNode]], progress: Progress) -> list[dict]:
+    """Write the cached notebooks (earlier outputs on the current prose); their records."""
+    kept = []
+    for job, notebook in cached:
+        _write(job.output, notebook)
+        facts = recorded(notebook)
+        kept.append(_record(job, "cached", facts))
+        progress(f"{job.label}: cached (ran in {facts['wall_s']:.1f} s)")
+    return kept
 
 
 def longest_first(jobs: list[Job], layout: Layout) -> list[Job]:
@@ -160,7 +178,7 @@ def longest_first(jobs: list[Job], layout: Layout) -> list[Job]:
 
 
 async def _run_all(jobs: list[Job], layout: Layout, parallel: int, threads: int,
-                   timeout: float, progress) -> tuple[list[dict], list[NotebookFailed]]:
+                   timeout: float, progress: Progress) -> tuple[list[dict], list[NotebookFailed]]:
     semaphore = asyncio.Semaphore(parallel)
     running: dict[str, tuple[float, list, int]] = {}
     done: list[dict] = []
@@ -224,8 +242,9 @@ async def _run_all(jobs: list[Job], layout: Layout, parallel: int, threads: int,
     return done, failures
 
 
-def execute(names: list[str], layout: Layout, *, jobs=None, timeout=None, force: bool = False,
-            split: bool = True, progress=print, frameworks=FRAMEWORKS) -> list[dict]:
+def execute(names: list[str], layout: Layout, *, jobs: int | str | None = None,
+            timeout: float | str | None = None, force: bool = False, split: bool = True,
+            progress: Progress = print, frameworks: Iterable[str] = FRAMEWORKS) -> list[dict]:
     """Execute the notebooks of ``names`` in ``frameworks``; returns their records.
 
     Raises ExecutionFailed (after writing the records) if any notebook failed.
@@ -234,8 +253,9 @@ def execute(names: list[str], layout: Layout, *, jobs=None, timeout=None, force:
     parallel, timeout = settings(jobs, timeout)
     if split:
         split_all(names, layout)
-    cached, to_run = plan(names, layout, force=force, progress=progress, frameworks=frameworks)
-    to_run = longest_first(to_run, layout)
+    planned = plan(names, layout, force=force, frameworks=frameworks)
+    cached = keep_cached(planned.cached, progress)
+    to_run = longest_first(planned.to_run, layout)
     done, failures = [], []
     if to_run:
         parallel = min(parallel, len(to_run))
@@ -250,7 +270,7 @@ def execute(names: list[str], layout: Layout, *, jobs=None, timeout=None, force:
     return new
 
 
-def use_executed(names: list[str], layout: Layout, progress=print) -> list[dict]:
+def use_executed(names: list[str], layout: Layout, progress: Progress = print) -> list[dict]:
     """Take the executed notebooks of ``names`` as they are, running nothing.
 
     Each must exist and be up to date with its split notebook; their outputs move
@@ -259,13 +279,14 @@ def use_executed(names: list[str], layout: Layout, progress=print) -> list[dict]
     without one is recorded from its own metadata, as cached.  Raises NotUpToDate
     naming every missing or stale notebook.
     """
-    cached, to_run = plan(names, layout, progress=progress)
-    if to_run:
-        lines = [f"  {job.label}: {_missing_or_stale(job)}" for job in to_run]
+    planned = plan(names, layout)
+    if planned.to_run:
+        lines = [f"  {job.label}: {_missing_or_stale(job)}" for job in planned.to_run]
         raise NotUpToDate(
-            f"{len(to_run)} executed notebook(s) missing or out of date:\n" + "\n".join(lines)
+            f"{len(planned.to_run)} executed notebook(s) missing or out of date:\n" + "\n".join(lines)
             + "\nexecute them first (python -m tools execute [--framework NAME]), "
             "or build without --no-execute")
+    cached = keep_cached(planned.cached, progress)
     earlier = {(r["section"], r["framework"], r.get("executed_at")) for r in records.load(layout)}
     fresh = [r for r in cached if (r["section"], r["framework"], r["executed_at"]) not in earlier]
     records.save(layout, fresh, find_sections(layout))

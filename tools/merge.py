@@ -10,14 +10,15 @@ framework, and the cells' records of them leave the outputs (tools/values.py).
 from __future__ import annotations
 
 import copy
+from pathlib import Path
 
 import nbformat
 
 from tools.outputs import comparable
 from tools.frameworks import FRAMEWORKS
 from tools.paths import Layout, write_atomic
-from tools.problems import StepFailed
-from tools.sections import SourceCell, read_section
+from tools.steps import StepFailed
+from tools.sections import Section, SourceCell, read_section
 from tools.split import KERNELSPEC
 from tools.values import MissingValue, framework_spans, recorded_values, without_records
 
@@ -26,7 +27,8 @@ class NotExecuted(StepFailed):
     """An executed notebook is missing or older than its source."""
 
 
-def _executed_cell(executed: dict, framework: str, cell: SourceCell, layout: Layout, rel: str):
+def _executed_cell(executed: dict[str, dict[str, nbformat.NotebookNode]], framework: str, cell: SourceCell,
+                   layout: Layout, rel: str) -> nbformat.NotebookNode:
     found = executed[framework].get(cell.id)
     if found is None or found.source != cell.source:
         raise NotExecuted(
@@ -36,12 +38,12 @@ def _executed_cell(executed: dict, framework: str, cell: SourceCell, layout: Lay
     return found
 
 
-def _code_cell(cell: SourceCell, run, tags: list[str], cell_id: str):
+def _code_cell(cell: SourceCell, run: nbformat.NotebookNode, outputs: list, tags: list[str],
+               cell_id: str) -> nbformat.NotebookNode:
     metadata = copy.deepcopy({k: v for k, v in cell.metadata.items() if k != "tags"})
     if tags:
         metadata["tags"] = tags
-    new = nbformat.v4.new_code_cell(cell.source, metadata=metadata,
-                                    outputs=copy.deepcopy(without_records(run.outputs)),
+    new = nbformat.v4.new_code_cell(cell.source, metadata=metadata, outputs=copy.deepcopy(outputs),
                                     execution_count=run.execution_count)
     new.id = cell_id
     return new
@@ -51,7 +53,8 @@ def all_alike(outputs: list[list]) -> bool:
     return all(other == outputs[0] for other in outputs[1:])
 
 
-def merge_cells(section, executed: dict, layout: Layout, recorded: dict | None = None) -> list:
+def merge_cells(section: Section, executed: dict[str, dict[str, nbformat.NotebookNode]], layout: Layout,
+                recorded: dict[str, dict] | None = None) -> list[nbformat.NotebookNode]:
     """The merged cells, from the section's source and ``{framework: {id: cell}}``.
 
     ``recorded`` holds each framework's ``d2l.glue`` values, which the prose quotes.
@@ -68,14 +71,16 @@ def merge_cells(section, executed: dict, layout: Layout, recorded: dict | None =
             cells.append(new)
             continue
         runs = {fw: _executed_cell(executed, fw, cell, layout, section.rel) for fw in cell.frameworks}
+        outputs = {fw: without_records(run.outputs) for fw, run in runs.items()}
         if cell.is_framework_cell:
             (framework, run), = runs.items()
-            cells.append(_code_cell(cell, run, cell.tags, cell.id))
-        elif all_alike([comparable(without_records(run.outputs)) for run in runs.values()]):
-            cells.append(_code_cell(cell, runs[FRAMEWORKS[0]], cell.tags, cell.id))
+            cells.append(_code_cell(cell, run, outputs[framework], cell.tags, cell.id))
+        elif all_alike([comparable(shown) for shown in outputs.values()]):
+            first = FRAMEWORKS[0]
+            cells.append(_code_cell(cell, runs[first], outputs[first], cell.tags, cell.id))
         else:
             for framework in FRAMEWORKS:
-                cells.append(_code_cell(cell, runs[framework], [framework] + cell.tags,
+                cells.append(_code_cell(cell, runs[framework], outputs[framework], [framework] + cell.tags,
                                         f"{cell.id}-{framework}"))
     return cells
 
@@ -101,7 +106,7 @@ def merge_section(rel: str, layout: Layout) -> nbformat.NotebookNode:
     return merged
 
 
-def merge_all(names: list[str], layout: Layout) -> dict:
+def merge_all(names: list[str], layout: Layout) -> dict[str, Path]:
     paths = {}
     for rel in names:
         paths[rel] = layout.merged(rel)

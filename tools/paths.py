@@ -21,7 +21,7 @@ class Layout:
     book: Path | None = None
     build: Path | None = None
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         root = Path(self.root).resolve()
         object.__setattr__(self, "root", root)
         object.__setattr__(self, "book", Path(self.book or root / "book").resolve())

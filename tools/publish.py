@@ -38,7 +38,7 @@ from tools.myst import References
 from tools.frameworks import FRAMEWORKS
 from tools.paths import Layout, write_atomic
 from tools.render_ext import COLAB_URL, NOTEBOOKS_DIR, github_repo
-from tools.problems import StepFailed
+from tools.steps import Progress, StepFailed
 from tools.sections import read_section
 from tools.split import build_notebook
 
@@ -208,7 +208,7 @@ def push(layout: Layout, remote: str, names: dict[str, str]) -> None:
 
 
 def publish(layout: Layout, remote: str = "origin", install_from: str | None = None,
-            dry_run: Path | None = None, progress=print) -> dict[str, str]:
+            dry_run: Path | None = None, progress: Progress = print) -> dict[str, str]:
     """Check, write and (unless ``dry_run``) push; returns the site's and a Colab URL."""
     repo = github_repository(layout)
     names = branches(layout)

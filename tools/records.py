@@ -17,7 +17,7 @@ from typing import Callable
 
 from tools.frameworks import FRAMEWORKS, framework
 from tools.paths import Layout, write_atomic
-from tools.problems import UsageError
+from tools.steps import UsageError
 
 PROBE_ID = "execution-probe"
 PROBE_MARK = "BOOK-EXECUTION-PROBE "

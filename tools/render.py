@@ -17,27 +17,25 @@ import sys
 import time
 from importlib import metadata
 from pathlib import Path
-from typing import Callable
 
 import yaml
 
 from tools import report
 from tools.frameworks import FRAMEWORKS, TABLE
 from tools.paths import Layout, write_atomic
-from tools.problems import StepFailed
+from tools.steps import Progress, StepFailed
 from tools.sections import book_pages, read_toc, toc_files
 
 GENERATED_PAGES = ("report",)
 # The packages that turn the site into HTML: a new version renders again.
 SITE_PACKAGES = ("jupyter-book", "myst-nb", "sphinx", "sphinx-book-theme", "sphinx-mathjax-offline")
-Progress = Callable[[str], None]
 
 
 class RenderError(StepFailed):
     """The site could not be assembled or its HTML did not build cleanly."""
 
 
-def filter_toc(toc, available, progress=print):
+def filter_toc(toc: dict, available: set[str], progress: Progress = print) -> dict:
     """A copy of the parsed _toc.yml without the entries whose page does not exist.
 
     An entry that goes takes its sections with it; a part left without chapters goes too.
@@ -45,7 +43,7 @@ def filter_toc(toc, available, progress=print):
     if toc.get("root") not in available:
         raise RenderError(f"the toc's root page {toc.get('root')!r} does not exist")
 
-    def keep(entries):
+    def keep(entries: list[dict]) -> list[dict]:
         kept = []
         for entry in entries:
             name = entry.get("file")
@@ -87,7 +85,7 @@ def site_config(layout: Layout) -> str:
     return yaml.safe_dump(config, sort_keys=False, allow_unicode=True)
 
 
-def copy_tree(src, dst):
+def copy_tree(src: Path, dst: Path) -> None:
     if Path(src).is_dir():
         shutil.copytree(src, dst, ignore=shutil.ignore_patterns(".*", "__pycache__", "*.ipynb_checkpoints"))
 
@@ -150,7 +148,7 @@ def assemble(layout: Layout, site: Path, progress: Progress = print) -> list[str
     return sections
 
 
-def jupyter_book_command():
+def jupyter_book_command() -> str:
     local = Path(sys.executable).with_name("jupyter-book")
     found = str(local) if local.is_file() else shutil.which("jupyter-book")
     if found is None:
@@ -158,7 +156,7 @@ def jupyter_book_command():
     return found
 
 
-def build_html(site, *, quiet=False):
+def build_html(site: Path, *, quiet: bool = False) -> None:
     """Run jupyter-book on `site`; RenderError unless it built without a warning."""
     command = [jupyter_book_command(), "build", str(site), "--all", "-W", "-n", "--keep-going"]
     result = subprocess.run(command, capture_output=quiet, text=True)
@@ -166,7 +164,6 @@ def build_html(site, *, quiet=False):
         details = f"\n{result.stdout}\n{result.stderr}" if quiet else ""
         raise RenderError(f"jupyter-book build failed (exit {result.returncode}): "
                           f"{' '.join(command)}{details}")
-    return Path(site) / "_build" / "html"
 
 
 def inputs_hash(layout: Layout) -> str:

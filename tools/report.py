@@ -14,15 +14,15 @@ from tools.frameworks import TABLE
 from tools.records import read as read_records
 
 
-def cell(value):
+def cell(value: object) -> str:
     return str(value).replace("|", "\\|").replace("\n", " ")
 
 
-def section_ref(section, linked):
+def section_ref(section: str, linked: set[str]) -> str:
     return f"{{doc}}`{section}`" if section in linked else f"`{section}`"
 
 
-def environment_rows(records):
+def environment_rows(records: list[dict]) -> list[tuple[str, dict[str, list[str]]]]:
     """One row per framework: Python, package versions and hardware, all values seen."""
     rows = []
     for fw in TABLE:
@@ -40,7 +40,7 @@ def environment_rows(records):
     return rows
 
 
-def run_time(stamp):
+def run_time(stamp: object) -> str:
     """'2026-11-29 12:42 UTC' from an ISO timestamp (left as it is if it is not one)."""
     try:
         when = datetime.fromisoformat(str(stamp))
@@ -51,7 +51,8 @@ def run_time(stamp):
     return when.strftime("%Y-%m-%d %H:%M") + (" UTC" if when.tzinfo is not None else "")
 
 
-def report_markdown(records, sections=None, linked=()):
+def report_markdown(records: list[dict], sections: list[str] | None = None,
+                    linked: Iterable[str] = ()) -> str:
     """The page as MyST Markdown.
 
     records: as tools.records.read returns them. sections: the section paths the book builds,

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from tools.frameworks import TABLE
 from tools.paths import Layout, write_atomic
-from tools.problems import UsageError
+from tools.steps import UsageError
 from tools.sections import find_sections, in_toc_order, read_section
 
 MARKER = "# ---- Below: code saved from the book by `python -m tools.save`; do not edit by hand. ----"

@@ -12,7 +12,7 @@ import http.server
 import threading
 from pathlib import Path
 
-from tools.problems import UsageError
+from tools.steps import UsageError
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
@@ -20,11 +20,12 @@ CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networki
 
 
 class QuietHandler(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, *args):
+    def log_message(self, *args: object) -> None:
         pass
 
 
-def screenshot(html, page, out, *, browser=None, width=1200, height=900, chromium=CHROMIUM):
+def screenshot(html: Path, page: str, out: Path, *, browser: object = None, width: int = 1200,
+               height: int = 900, chromium: str = CHROMIUM) -> Path:
     """Save a screenshot of <html>/<page>.html to `out`; returns its path.
 
     browser: a Playwright browser to use; by default Chromium is started and closed here.
@@ -52,7 +53,7 @@ def screenshot(html, page, out, *, browser=None, width=1200, height=900, chromiu
     return out
 
 
-def shoot(browser, url, out, width, height):
+def shoot(browser: object, url: str, out: Path, width: int, height: int) -> None:
     context = browser.new_context(viewport={"width": width, "height": height})
     view = context.new_page()
     view.goto(url)

@@ -19,7 +19,7 @@ from jupytext.myst import myst_to_notebook
 
 from tools.frameworks import FRAMEWORKS
 from tools.paths import Layout
-from tools.problems import StepFailed, UsageError
+from tools.steps import StepFailed, UsageError
 
 
 @dataclasses.dataclass(frozen=True)
@@ -204,7 +204,7 @@ def toc_files(toc: dict) -> list[str]:
     order, without extensions."""
     files: list[str] = []
 
-    def visit(node):
+    def visit(node: object) -> None:
         if isinstance(node, dict):
             for key in ("root", "file"):
                 if isinstance(node.get(key), str):

@@ -18,7 +18,7 @@ import re
 
 from d2l_mini.glue import MIME_TYPE
 
-from tools.problems import StepFailed
+from tools.steps import StepFailed
 
 ROLE = re.compile(r"\{value\}`(?P<name>[A-Za-z_]\w*)(?::(?P<spec>[^`]*))?`")
 PLACEHOLDER = re.compile(r'<span data-book-value="(?P<name>[A-Za-z_]\w*)(?::(?P<spec>[^"]*))?">[^<]*</span>')
