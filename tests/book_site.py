@@ -5,7 +5,7 @@ Each is built at most once per test session:
   cache, merge, render): None when the pipeline is not there.
 - `demo_site()`: a small project made here from the repository's _config.yml and
   book/_static, with plain pages and two sections whose split and merged notebooks are
-  written by hand with nbformat, rendered by tools.render into a temporary folder. Its
+  written by hand with nbformat, rendered by tools.site.render into a temporary folder. Its
   twin cells differ in height on purpose (for the scroll test), and its toc names a
   section that does not exist.
 """
@@ -184,7 +184,7 @@ def build_path(build, folder, rel):
 def site_sections(layout, site):
     """The section paths that the site at `site` built as pages, in toc order."""
     import yaml
-    from tools.sections import book_pages, toc_files
+    from tools.source.sections import book_pages, toc_files
 
     pages = book_pages(layout)
     toc = yaml.safe_load((Path(site) / "_toc.yml").read_text())
@@ -222,7 +222,7 @@ def real_site():
 def demo_site():
     """The hand-made two-section project, rendered into a temporary folder."""
     from tools.paths import Layout
-    from tools.render import render
+    from tools.site.render import render
 
     root = make_project(tempfile.mkdtemp(prefix="book-site-"))
     layout = Layout(root=root)

@@ -3,9 +3,9 @@ import json
 
 import pytest
 
-from tools import save
+from tools.source import save
 from tools.build import BuildFailed, build
-from tools.render import inputs_hash
+from tools.site.render import inputs_hash
 
 
 def with_library(project):

@@ -1,4 +1,4 @@
-"""tools.execute: parallel kernels, the content-hash cache, clean outputs, failures.
+"""tools.run.execute: parallel kernels, the content-hash cache, clean outputs, failures.
 
 The toy sections use no framework, so their cells run in both kernels without
 importing torch or jax.
@@ -8,16 +8,16 @@ import json
 import nbformat
 import pytest
 
-from tools import execute as execute_module
-from tools.cache import METADATA_KEY, notebook_hash
+from tools.run import execute as execute_module
+from tools.run.cache import METADATA_KEY, notebook_hash
 from tools.cli import main
-from tools.execute import ExecutionFailed, execute, plan, settings
-from tools.kernel import kernel_environment
-from tools.merge import merge_section
-from tools.outputs import clean_text
+from tools.run.execute import ExecutionFailed, execute, plan, settings
+from tools.run.kernel import kernel_environment
+from tools.site.merge import merge_section
+from tools.run.outputs import clean_text
 from tools.frameworks import FRAMEWORKS
-from tools.sections import find_sections
-from tools.split import split_section
+from tools.source.sections import find_sections
+from tools.source.split import split_section
 
 NOISY = r"""import os, sys
 print("\x1b[31mred\x1b[0m")
@@ -158,7 +158,7 @@ def test_the_hash_covers_code_library_and_pins_but_not_prose(project, monkeypatc
     notebook.cells[2].metadata["tags"] = ["raises-exception"]
     fourth = notebook_hash(notebook, layout)
     assert fourth != third
-    monkeypatch.setattr("tools.cache.installed_builds", lambda: "torch==2.13.0+cu128")
+    monkeypatch.setattr("tools.run.cache.installed_builds", lambda: "torch==2.13.0+cu128")
     assert notebook_hash(notebook, layout) != fourth
 
 

@@ -1,17 +1,18 @@
 """Executing one framework at a time, merging the records, rendering without executing.
 
 These are the pieces of the CI fan-out (.github/workflows/book.yml): one job per
-framework runs ``python -m tools.execute --framework NAME``, a last job gathers the
-executed notebooks and records and runs ``python -m tools.build --no-execute``.
+framework runs ``python -m tools execute --framework NAME``, a last job gathers the
+executed notebooks and records and runs ``python -m tools build --no-execute``.
 """
 import json
 
 import pytest
 
-from tools import execute as execute_module, records, save
+from tools.run import execute as execute_module, records
+from tools.source import save
 from tools.build import BuildFailed, build
 from tools.cli import main
-from tools.execute import execute, use_executed
+from tools.run.execute import execute, use_executed
 from tools.frameworks import FRAMEWORKS
 
 

@@ -65,7 +65,7 @@ def html_pairs(document):
 
 def test_toc_of_the_site_lists_only_existing_pages(site):
     toc = yaml.safe_load((site.site / "_toc.yml").read_text())
-    from tools.sections import toc_files
+    from tools.source.sections import toc_files
 
     for rel in toc_files(toc):
         sources = [site.site / f"{rel}{ext}" for ext in (".md", ".ipynb")]
@@ -216,7 +216,7 @@ def test_report_lists_each_notebook(site):
 
 def test_unchanged_site_keeps_its_html():
     from tools.paths import Layout
-    from tools.render import render
+    from tools.site.render import render
 
     built = book_site.demo_site()
     index = built.html / "index.html"
@@ -229,7 +229,7 @@ def test_unchanged_site_keeps_its_html():
 
 def test_a_warning_fails_the_build(tmp_path):
     from tools.paths import Layout
-    from tools.render import RenderError, render
+    from tools.site.render import RenderError, render
 
     root = tmp_path / "project"
     (root / "book").mkdir(parents=True)

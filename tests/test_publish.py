@@ -1,7 +1,7 @@
 """tools.publish: the refusals (fast, on a hand-made build) and the reader's run (slow).
 
 The fast tests stand up a small project whose build is written by hand: split
-notebooks from tools.split, "executed" copies carrying the cache hash, an HTML folder
+notebooks from tools.source.split, "executed" copies carrying the cache hash, an HTML folder
 and the render stamp, all as the build would leave them. The slow test publishes a
 real build to a local bare repository and runs the published notebooks as a Colab
 reader would.
@@ -24,15 +24,15 @@ from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError
 
 from d2l_mini.data import data_dir
-from tools.render import inputs_hash
-from tools.cache import METADATA_KEY, notebook_hash
-from tools.colab import pinned_versions
+from tools.site.render import inputs_hash
+from tools.run.cache import METADATA_KEY, notebook_hash
+from tools.source.colab import pinned_versions
 from tools.frameworks import FRAMEWORKS
 from tools.paths import Layout
 from tools.cli import main
 from tools.publish import PublishError, publish
-from tools.sections import find_sections
-from tools.split import split_section
+from tools.source.sections import find_sections
+from tools.source.split import split_section
 
 CONFIG = """repository:
   url: https://github.com/owner/book
@@ -226,9 +226,9 @@ def snapshot(root):
 
 def build_snapshot(layout):
     """Split, execute (cached where the repository's copies are up to date), merge, render."""
-    from tools.render import render as render_html
-    from tools.execute import execute
-    from tools.merge import merge_all
+    from tools.site.render import render as render_html
+    from tools.run.execute import execute
+    from tools.site.merge import merge_all
 
     names = find_sections(layout)
     assert set(READER_RUNS) <= set(names)

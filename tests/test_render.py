@@ -1,4 +1,4 @@
-"""tools.render's site assembly and tools.report's page, without building HTML."""
+"""tools.site.render's site assembly and tools.site.report's page, without building HTML."""
 
 import json
 import sys
@@ -12,8 +12,9 @@ if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
 import book_site  # noqa: E402
-from tools import records, render, report  # noqa: E402
-from tools.sections import toc_files  # noqa: E402
+from tools.run import records  # noqa: E402
+from tools.site import render, report  # noqa: E402
+from tools.source.sections import toc_files  # noqa: E402
 from tools.paths import Layout  # noqa: E402
 
 

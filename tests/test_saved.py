@@ -1,7 +1,7 @@
-"""tools.save: d2l_mini holds exactly the book's #@save cells."""
+"""tools.source.save: d2l_mini holds exactly the book's #@save cells."""
 import pytest
 
-from tools import save
+from tools.source import save
 from tools.cli import main
 from tools.paths import Layout
 

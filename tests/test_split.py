@@ -1,15 +1,15 @@
-"""tools.split: one MyST section -> a PyTorch notebook and a JAX notebook."""
+"""tools.source.split: one MyST section -> a PyTorch notebook and a JAX notebook."""
 import base64
 
 import nbformat
 import pytest
 from IPython.core.inputtransformer2 import TransformerManager
 
-from tools import colab
+from tools.source import colab
 from tools.paths import Layout
-from tools.sections import AuthoringError, find_sections, read_section, section_name
+from tools.source.sections import AuthoringError, find_sections, read_section, section_name
 from tools.cli import main
-from tools.split import split_section
+from tools.source.split import split_section
 
 BIB = """@article{vaswani2017attention,
   author = {Vaswani, Ashish and Shazeer, Noam and Parmar, Niki},

@@ -11,11 +11,14 @@ import sys
 from pathlib import Path
 from typing import Callable
 
-from tools import build, execute, merge, publish, records, render, report, save, screenshot, split
+from tools import build, publish
+from tools.run import execute, records
+from tools.site import merge, render, report, screenshot
+from tools.source import save, split
 from tools.frameworks import FRAMEWORKS
 from tools.paths import Layout, write_atomic
 from tools.steps import StepFailed, UsageError
-from tools.sections import chosen_sections
+from tools.source.sections import chosen_sections
 
 
 def say(line: str) -> None:

@@ -66,7 +66,7 @@ class Layout:
 
     @property
     def render_stamp(self) -> Path:
-        """What the HTML was last rendered from (tools/render.py)."""
+        """What the HTML was last rendered from (tools/site/render.py)."""
         return self.build / "render-stamp.json"
 
     @property

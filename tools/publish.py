@@ -32,15 +32,16 @@ import nbformat
 import yaml
 from sphinx.errors import ExtensionError
 
-from tools import colab, render
-from tools.cache import notebook_hash, recorded
-from tools.myst import References
+from tools.site import render
+from tools.source import colab
+from tools.run.cache import notebook_hash, recorded
+from tools.source.myst import References
 from tools.frameworks import FRAMEWORKS
 from tools.paths import Layout, write_atomic
-from tools.render_ext import COLAB_URL, NOTEBOOKS_DIR, github_repo
+from tools.site.render_ext import COLAB_URL, NOTEBOOKS_DIR, github_repo
 from tools.steps import Progress, StepFailed
-from tools.sections import read_section
-from tools.split import build_notebook
+from tools.source.sections import read_section
+from tools.source.split import build_notebook
 
 SITE_BRANCH = "gh-pages"
 GIT_TIMEOUT = 120  # seconds for one network operation
@@ -101,7 +102,7 @@ def check_clean(layout: Layout) -> str:
 
 
 def published_sections(layout: Layout) -> list[str]:
-    """The sections the HTML holds, in the toc's order (as tools.render chose them)."""
+    """The sections the HTML holds, in the toc's order (as tools.site.render chose them)."""
     return render.site_toc(layout, progress=lambda line: None)[1]
 
 

@@ -15,7 +15,7 @@ from pathlib import Path
 from tools.frameworks import TABLE
 from tools.paths import Layout, write_atomic
 from tools.steps import UsageError
-from tools.sections import find_sections, in_toc_order, read_section
+from tools.source.sections import find_sections, in_toc_order, read_section
 
 MARKER = "# ---- Below: code saved from the book by `python -m tools.save`; do not edit by hand. ----"
 SAVE = "#@save"

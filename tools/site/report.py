@@ -1,7 +1,7 @@
 """The "Execution report" page: every notebook, how long it ran and on what.
 
-tools/render.py writes the page when it assembles the site, from the records that
-tools/execute.py keeps in _build/exec/records.json.
+tools/site/render.py writes the page when it assembles the site, from the records that
+tools/run/execute.py keeps in _build/exec/records.json.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Iterable
 
 from tools.frameworks import TABLE
-from tools.records import read as read_records
+from tools.run.records import read as read_records
 
 
 def cell(value: object) -> str:
@@ -55,7 +55,7 @@ def report_markdown(records: list[dict], sections: list[str] | None = None,
                     linked: Iterable[str] = ()) -> str:
     """The page as MyST Markdown.
 
-    records: as tools.records.read returns them. sections: the section paths the book builds,
+    records: as tools.run.records.read returns them. sections: the section paths the book builds,
     in reading order; only their notebooks are listed, and a framework without a record
     for one of them is listed as "missing" (None: every record, in path order). linked:
     the section paths that are pages of this build, shown as links.

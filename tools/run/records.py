@@ -124,7 +124,7 @@ def save(layout: Layout, new: list[dict], sections: list[str]) -> None:
 
 def merge_files(layout: Layout, paths: list[Path]) -> list[dict]:
     """Add the records of ``paths`` to the layout's records (later files win)."""
-    from tools.sections import find_sections
+    from tools.source.sections import find_sections
 
     new = {}
     for path in paths:

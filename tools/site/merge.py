@@ -5,7 +5,7 @@ source order: prose once, in its MyST form (the HTML build resolves its referenc
 framework-tagged cells with their outputs and tags; an untagged code cell once when
 both frameworks printed the same, else twice, tagged ``pytorch`` then ``jax``.
 The Colab install cell is left out.  Values that the prose quotes become one span per
-framework, and the cells' records of them leave the outputs (tools/values.py).
+framework, and the cells' records of them leave the outputs (tools/source/values.py).
 """
 from __future__ import annotations
 
@@ -14,13 +14,13 @@ from pathlib import Path
 
 import nbformat
 
-from tools.outputs import comparable
+from tools.run.outputs import comparable
 from tools.frameworks import FRAMEWORKS
 from tools.paths import Layout, write_atomic
 from tools.steps import StepFailed
-from tools.sections import Section, SourceCell, read_section
-from tools.split import KERNELSPEC
-from tools.values import MissingValue, framework_spans, recorded_values, without_records
+from tools.source.sections import Section, SourceCell, read_section
+from tools.source.split import KERNELSPEC
+from tools.source.values import MissingValue, framework_spans, recorded_values, without_records
 
 
 class NotExecuted(StepFailed):

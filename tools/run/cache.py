@@ -17,7 +17,7 @@ import nbformat
 
 from d2l_mini import settings
 
-from tools.colab import CELL_ID as INSTALL_CELL_ID
+from tools.source.colab import CELL_ID as INSTALL_CELL_ID
 from tools.frameworks import TABLE
 from tools.paths import Layout
 

@@ -1,13 +1,13 @@
-"""Sphinx extension for the book's HTML (loaded by _config.yml; tools/render.py copies it).
+"""Sphinx extension for the book's HTML (loaded by _config.yml; tools/site/render.py copies it).
 
 - Every page built from a notebook gets, under its title, links to its PyTorch and JAX
-  notebooks: a download of the split notebook that tools/render.py copied to
+  notebooks: a download of the split notebook that tools/site/render.py copied to
   ``notebooks/<framework>/<page>.ipynb``, and "Open in Colab" on the branch named by the
   ``notebooks_branch`` setting of the repository in ``repository.url``. Each framework's
   links carry the class ``fw-only-<framework>``, so that the framework style shows only
   those of the selected tab. Pages written in Markdown get no links.
 - The frameworks (names and labels) come from the ``book_frameworks`` setting, which
-  tools/render.py writes into the site's _config.yml from tools/frameworks.py. Every page
+  tools/site/render.py writes into the site's _config.yml from tools/frameworks.py. Every page
   gets them as ``window.bookFrameworks`` before frameworks.js runs, and
   ``_static/frameworks-table.css`` holds the style rules that name a framework: hide the
   other frameworks' cells and prose, label both versions when JavaScript is off.

@@ -1,6 +1,6 @@
 """Execute the split notebooks, each in its own python3 kernel, several at once.
 
-Splits the sections, then runs every notebook whose content hash (tools.cache)
+Splits the sections, then runs every notebook whose content hash (tools.run.cache)
 changed (all of them, even after one failed), longest first, ``BOOK_JOBS`` at a time
 (default: one per two cores), each kernel with ``cores // jobs`` threads and
 ``BOOK_TIMEOUT`` seconds (default 2700).  An executed notebook is written to
@@ -22,16 +22,16 @@ from typing import Iterable
 
 import nbformat
 
-from tools import records
-from tools.cache import METADATA_KEY, hashed_code_cells, notebook_hash, recorded
-from tools.kernel import NotebookFailed, run_notebook
-from tools.outputs import clean_notebook
+from tools.run import records
+from tools.run.cache import METADATA_KEY, hashed_code_cells, notebook_hash, recorded
+from tools.run.kernel import NotebookFailed, run_notebook
+from tools.run.outputs import clean_notebook
 from tools.frameworks import FRAMEWORKS, check_frameworks
 from tools.paths import Layout, write_atomic
 from tools.steps import Progress, StepFailed, UsageError
-from tools.sections import find_sections
-from tools.split import split_all
-from tools.values import fill_notebook
+from tools.source.sections import find_sections
+from tools.source.split import split_all
+from tools.source.values import fill_notebook
 
 DEFAULT_TIMEOUT = 2700.0  # the longest notebook takes ~8 min on two idle cores; room for a busy machine
 PROGRESS_EVERY = 60.0  # seconds between "still running" lines
