@@ -13,7 +13,8 @@ if str(REPO) not in sys.path:
 
 import book_site  # noqa: E402
 from tools.run import records  # noqa: E402
-from tools.site import render, report  # noqa: E402
+from tools.frameworks import TABLE  # noqa: E402
+from tools.site import render, render_ext, report  # noqa: E402
 from tools.source.sections import toc_files  # noqa: E402
 from tools.paths import Layout  # noqa: E402
 
@@ -135,3 +136,21 @@ def test_inputs_hash_follows_every_input(tmp_path):
     assert (layout.html / "index.html").is_file(), "assembling keeps the last HTML"
     (root / "book/demo/index.md").write_text("# The demo chapter\n\nEdited.\n")
     assert render.inputs_hash(layout) != first
+
+
+def test_the_site_configuration_carries_the_framework_table(tmp_path):
+    layout = Layout(root=book_site.make_project(tmp_path / "project"))
+    render.assemble(layout, layout.site, progress=lambda n: None)
+    config = yaml.safe_load((layout.site / "_config.yml").read_text())
+    assert config["sphinx"]["config"]["book_frameworks"] == [{"name": fw.name, "label": fw.label} for fw in TABLE]
+    assert config["repository"] == yaml.safe_load(layout.config.read_text())["repository"]
+
+
+def test_the_framework_style_follows_the_table():
+    css = render_ext.frameworks_css([("a", "A"), ("b", "B"), ("c", "C")])
+    hidden = css.split("{ display: none; }")[0].split("\n", 1)[1]  # after the header comment
+    assert {"html.fw-a div.cell.tag_b", "html.fw-a .fw-only-c", "html.fw-c div.cell.tag_a"} <= set(
+        rule.strip() for rule in hidden.split(",\n"))
+    assert "html.fw-a div.cell.tag_a" not in hidden
+    assert 'html:not(.fw-js) div.cell.tag_c::before, html:not(.fw-js) div.fw-only-c::before { content: "C"; }' in css
+    assert 'html:not(.fw-js) .fw-value.fw-only-b::before { content: " / B: "; }' in css

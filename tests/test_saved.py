@@ -1,8 +1,11 @@
 """tools.source.save: d2l_mini holds exactly the book's #@save cells."""
+import tomllib
+
 import pytest
 
 from tools.source import save
 from tools.cli import main
+from tools.frameworks import TABLE
 from tools.paths import Layout
 
 
@@ -58,3 +61,11 @@ def test_a_module_without_the_marker_is_an_error(project, capsys):
     library_module(project, "jax.py", "")
     assert main(["save", "--check"], project.layout) == 2
     assert save.MARKER in capsys.readouterr().err
+
+
+def test_every_framework_has_its_library_module_and_extra():
+    layout = Layout()
+    extras = tomllib.loads(layout.pyproject.read_text())["project"]["optional-dependencies"]
+    for fw in TABLE:
+        assert (layout.library / fw.module).is_file(), fw.name
+        assert fw.extra in extras, fw.name
