@@ -11,15 +11,15 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from tools.source import save
+from tools.paths import Layout
 from tools.run.execute import ExecutionFailed, NotUpToDate, execute, use_executed
 from tools.site.merge import NotExecuted, merge_all
 from tools.site.render import RenderError, render
-from tools.paths import Layout
-from tools.steps import Progress, StepFailed
+from tools.source import save
 from tools.source.sections import find_sections
 from tools.source.split import split_all
 from tools.source.values import MissingValue
+from tools.steps import Progress, StepFailed
 
 
 class BuildFailed(StepFailed):

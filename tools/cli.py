@@ -12,13 +12,13 @@ from pathlib import Path
 from typing import Callable
 
 from tools import build, publish
+from tools.frameworks import FRAMEWORKS
+from tools.paths import Layout, write_atomic
 from tools.run import execute, records
 from tools.site import merge, render, report, screenshot
 from tools.source import save, split
-from tools.frameworks import FRAMEWORKS
-from tools.paths import Layout, write_atomic
-from tools.steps import StepFailed, UsageError
 from tools.source.sections import chosen_sections
+from tools.steps import StepFailed, UsageError
 
 
 def say(line: str) -> None:

@@ -32,16 +32,16 @@ import nbformat
 import yaml
 from sphinx.errors import ExtensionError
 
-from tools.site import render
-from tools.source import colab
-from tools.run.cache import notebook_hash, recorded
-from tools.source.myst import References
 from tools.frameworks import FRAMEWORKS
 from tools.paths import Layout, write_atomic
+from tools.run.cache import notebook_hash, recorded
+from tools.site import render
 from tools.site.render_ext import COLAB_URL, NOTEBOOKS_DIR, github_repo
-from tools.steps import Progress, StepFailed
+from tools.source import colab
+from tools.source.myst import References
 from tools.source.sections import read_section
 from tools.source.split import build_notebook
+from tools.steps import Progress, StepFailed
 
 SITE_BRANCH = "gh-pages"
 GIT_TIMEOUT = 120  # seconds for one network operation

@@ -16,10 +16,9 @@ from importlib import metadata
 import nbformat
 
 from d2l_mini import settings
-
-from tools.source.colab import CELL_ID as INSTALL_CELL_ID
 from tools.frameworks import TABLE
 from tools.paths import Layout
+from tools.source.colab import CELL_ID as INSTALL_CELL_ID
 
 # Bump when execution or output cleaning changes in a way that alters outputs.
 CACHE_VERSION = "1"

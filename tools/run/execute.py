@@ -22,16 +22,16 @@ from typing import Iterable
 
 import nbformat
 
+from tools.frameworks import FRAMEWORKS, check_frameworks
+from tools.paths import Layout, write_atomic
 from tools.run import records
 from tools.run.cache import METADATA_KEY, hashed_code_cells, notebook_hash, recorded
 from tools.run.kernel import NotebookFailed, run_notebook
 from tools.run.outputs import clean_notebook
-from tools.frameworks import FRAMEWORKS, check_frameworks
-from tools.paths import Layout, write_atomic
-from tools.steps import Progress, StepFailed, UsageError
 from tools.source.sections import find_sections
 from tools.source.split import split_all
 from tools.source.values import fill_notebook
+from tools.steps import Progress, StepFailed, UsageError
 
 DEFAULT_TIMEOUT = 2700.0  # the longest notebook takes ~8 min on two idle cores; room for a busy machine
 PROGRESS_EVERY = 60.0  # seconds between "still running" lines

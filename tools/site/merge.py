@@ -14,13 +14,13 @@ from pathlib import Path
 
 import nbformat
 
-from tools.run.outputs import comparable
 from tools.frameworks import FRAMEWORKS
 from tools.paths import Layout, write_atomic
-from tools.steps import StepFailed
+from tools.run.outputs import comparable
 from tools.source.sections import Section, SourceCell, read_section
 from tools.source.split import KERNELSPEC
-from tools.source.values import MissingValue, framework_spans, recorded_values, without_records
+from tools.source.values import framework_spans, recorded_values, without_records
+from tools.steps import StepFailed
 
 
 class NotExecuted(StepFailed):

@@ -20,11 +20,11 @@ from pathlib import Path
 
 import yaml
 
-from tools.site import report
 from tools.frameworks import FRAMEWORKS, TABLE
 from tools.paths import Layout, write_atomic
-from tools.steps import Progress, StepFailed
+from tools.site import report
 from tools.source.sections import book_pages, read_toc, toc_files
+from tools.steps import Progress, StepFailed
 
 GENERATED_PAGES = ("report",)
 # The packages that turn the site into HTML: a new version renders again.

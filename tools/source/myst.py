@@ -18,13 +18,13 @@ from pathlib import Path
 
 import latexcodec  # noqa: F401  (registers the "ulatex" codec)
 import yaml
-from pybtex.database.input.bibtex import Parser as BibtexParser
 from markdown_it.renderer import RendererHTML
 from myst_parser.config.main import MdParserConfig
 from myst_parser.parsers.mdit import create_md_parser
+from pybtex.database.input.bibtex import Parser as BibtexParser
 
-from tools.source import values
 from tools.paths import Layout
+from tools.source import values
 
 ADMONITIONS = {
     "note", "tip", "hint", "important", "warning", "caution", "attention",

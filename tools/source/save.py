@@ -13,9 +13,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from tools.frameworks import TABLE
-from tools.paths import Layout, write_atomic
-from tools.steps import UsageError
+from tools.paths import Layout
 from tools.source.sections import find_sections, in_toc_order, read_section
+from tools.steps import UsageError
 
 MARKER = "# ---- Below: code saved from the book by `python -m tools.save`; do not edit by hand. ----"
 SAVE = "#@save"

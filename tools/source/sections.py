@@ -107,7 +107,7 @@ def find_sections(layout: Layout) -> list[str]:
 def read_section(layout: Layout, rel: str) -> Section:
     path = layout.source(rel)
     if not path.is_file():
-        raise ValueError(f"section {rel!r}: no such file {path}")
+        raise UsageError(f"section {rel!r}: no such file {path}")
     notebook = jupytext.read(path, fmt="md:myst")
     lines = source_lines(path.read_text(encoding="utf-8"))
     cells = tuple(SourceCell(index, cell.cell_type, cell.source, dict(cell.metadata), lines[index])

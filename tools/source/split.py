@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import nbformat
 
-from tools.source import colab
-from tools.source.myst import Converter, References
 from tools.frameworks import FRAMEWORKS
 from tools.paths import Layout, write_atomic
+from tools.source import colab
+from tools.source.myst import Converter, References
 from tools.source.sections import Section, read_section
 
 KERNELSPEC = {"display_name": "Python 3", "language": "python", "name": "python3"}

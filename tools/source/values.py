@@ -17,7 +17,6 @@ from __future__ import annotations
 import re
 
 from d2l_mini.glue import MIME_TYPE
-
 from tools.steps import StepFailed
 
 ROLE = re.compile(r"\{value\}`(?P<name>[A-Za-z_]\w*)(?::(?P<spec>[^`]*))?`")
