@@ -12,7 +12,7 @@ FIGURE_MODULES := $(subst /,.,$(basename $(sort $(wildcard tools/figures/*.py)))
 .PHONY: book test test-fast bench save figures publish clean venv node
 
 book: $(STAMP)
-	$(PY) -m tools.build
+	$(PY) -m tools build
 
 # The whole suite, as CI runs it: the book is built first (every notebook of both
 # frameworks executed, the HTML rendered with warnings as errors), then pytest checks
@@ -20,7 +20,7 @@ book: $(STAMP)
 # inside pytest finds everything up to date and re-executes nothing. The browser test
 # checks every page with axe-core, installed from package-lock.json.
 test: $(STAMP) $(NODE_STAMP)
-	$(PY) -m tools.build
+	$(PY) -m tools build
 	$(PY) -m pytest
 
 # Unit and parity tests only: no book build, no browser.
@@ -32,17 +32,17 @@ bench: $(STAMP)
 
 # Copy the book's #@save cells into d2l_mini/torch.py and d2l_mini/jax.py.
 save: $(STAMP)
-	$(PY) -m tools.save
+	$(PY) -m tools save
 
 # Regenerate the schematic figures in book/img (each script is deterministic).
 figures: $(STAMP)
 	@for module in $(FIGURE_MODULES); do echo "$(PY) -m $$module"; $(PY) -m $$module || exit 1; done
 
 # Push the built HTML to gh-pages and the notebooks to the notebooks branch of a git
-# remote (python -m tools.publish): `make publish ARGS="--remote ../book.git"`,
+# remote (python -m tools publish): `make publish ARGS="--remote ../book.git"`,
 # `make publish ARGS="--dry-run /tmp/published"`. Run after `make book`, on a clean commit.
 publish: $(STAMP)
-	$(PY) -m tools.publish $(ARGS)
+	$(PY) -m tools publish $(ARGS)
 
 # Build products only: downloaded data (data/) stays.
 clean:

@@ -5,7 +5,7 @@ Each is built at most once per test session:
   cache, merge, render): None when the pipeline is not there.
 - `demo_site()`: a small project made here from the repository's _config.yml and
   book/_static, with plain pages and two sections whose split and merged notebooks are
-  written by hand with nbformat, rendered by tools.render into a temporary folder. Its
+  written by hand with nbformat, rendered by tools.site.render into a temporary folder. Its
   twin cells differ in height on purpose (for the scroll test), and its toc names a
   section that does not exist.
 """
@@ -184,9 +184,9 @@ def build_path(build, folder, rel):
 def site_sections(layout, site):
     """The section paths that the site at `site` built as pages, in toc order."""
     import yaml
-    from tools.render import book_pages, toc_files
+    from tools.source.sections import book_pages, toc_files
 
-    pages = book_pages(layout.book)
+    pages = book_pages(layout)
     toc = yaml.safe_load((Path(site) / "_toc.yml").read_text())
     return [rel for rel in toc_files(toc) if pages.get(rel)]
 
@@ -222,11 +222,11 @@ def real_site():
 def demo_site():
     """The hand-made two-section project, rendered into a temporary folder."""
     from tools.paths import Layout
-    from tools.render import render
+    from tools.site.render import render
 
     root = make_project(tempfile.mkdtemp(prefix="book-site-"))
     layout = Layout(root=root)
-    html = render(layout, quiet=True, notice=lambda message: None)
+    html = render(layout, quiet=True, progress=lambda message: None)
     site = layout.build / "site"
     return Site(html, site, site_sections(layout, site), layout.build, False)
 

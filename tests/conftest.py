@@ -69,7 +69,7 @@ def executed_book() -> Layout:
 
     layout = Layout()
     try:
-        build(layout, log=lambda line: None, render_html=False)
+        build(layout, progress=lambda line: None, render_html=False)
     except BuildFailed as error:
         pytest.fail(f"building the book failed:\n{error}", pytrace=False)
     return layout

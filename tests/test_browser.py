@@ -244,7 +244,7 @@ def test_without_javascript_both_versions_show_labelled(browser, server, site):
 
 
 def test_screenshot_script_writes_a_small_png(browser, site, tmp_path):
-    from tools.screenshot import screenshot
+    from tools.site.screenshot import screenshot
 
     out = screenshot(site.html, site.sections[0], tmp_path / "shot.png", browser=browser)
     data = out.read_bytes()

@@ -2,7 +2,7 @@
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
 from d2l_mini import settings
-from tools.cache import notebook_hash
+from tools.run.cache import notebook_hash
 from tools.paths import Layout
 
 

@@ -1,4 +1,4 @@
-"""tools.execute: parallel kernels, the content-hash cache, clean outputs, failures.
+"""tools.run.execute: parallel kernels, the content-hash cache, clean outputs, failures.
 
 The toy sections use no framework, so their cells run in both kernels without
 importing torch or jax.
@@ -8,15 +8,16 @@ import json
 import nbformat
 import pytest
 
-from tools import execute as execute_module
-from tools.cache import METADATA_KEY, notebook_hash
-from tools.execute import ExecutionFailed, execute, settings
-from tools.kernel import kernel_environment
-from tools.merge import merge_section
-from tools.outputs import clean_text
-from tools.paths import FRAMEWORKS
-from tools.sections import find_sections
-from tools.split import split_section
+from tools.run import execute as execute_module
+from tools.run.cache import METADATA_KEY, notebook_hash
+from tools.cli import main
+from tools.run.execute import ExecutionFailed, execute, plan, settings
+from tools.run.kernel import kernel_environment
+from tools.site.merge import merge_section
+from tools.run.outputs import clean_text
+from tools.frameworks import FRAMEWORKS
+from tools.source.sections import find_sections
+from tools.source.split import split_section
 
 NOISY = r"""import os, sys
 print("\x1b[31mred\x1b[0m")
@@ -36,7 +37,7 @@ def run(project, names=None, **kwargs):
     kwargs.setdefault("jobs", 2)
     names = names or find_sections(project.layout)
     try:
-        return execute(names, project.layout, log=log.append, **kwargs), log
+        return execute(names, project.layout, progress=log.append, **kwargs), log
     finally:
         print("\n".join(log))
 
@@ -105,6 +106,19 @@ def test_a_prose_edit_reexecutes_nothing(two_sections):
     assert [c.outputs[0]["text"] for c in merged.cells if c.source == "print(a * 10)"] == ["10\n", "20\n"]
 
 
+def test_planning_writes_nothing(two_sections):
+    layout = two_sections.layout
+    run(two_sections)
+    path = layout.source("ch/a")
+    path.write_text(path.read_text().replace("First words.\n", "First words.\n\n+++\n\nNew words.\n"))
+    split_section("ch/a", layout)
+    executed = {fw: layout.executed(fw, "ch/a").read_text() for fw in FRAMEWORKS}
+    planned = plan(["ch/a"], layout, frameworks=["jax"])
+    assert [(job.rel, job.framework) for job, _ in planned.cached] == [("ch/a", "jax")] and not planned.to_run
+    assert any(c.source == "New words." for c in planned.cached[0][1].cells)
+    assert {fw: layout.executed(fw, "ch/a").read_text() for fw in FRAMEWORKS} == executed
+
+
 def test_a_new_install_cell_reexecutes_nothing(two_sections):
     layout = two_sections.layout
     run(two_sections)
@@ -144,15 +158,16 @@ def test_the_hash_covers_code_library_and_pins_but_not_prose(project, monkeypatc
     notebook.cells[2].metadata["tags"] = ["raises-exception"]
     fourth = notebook_hash(notebook, layout)
     assert fourth != third
-    monkeypatch.setattr("tools.cache.installed_builds", lambda: "torch==2.13.0+cu128")
+    monkeypatch.setattr("tools.run.cache.installed_builds", lambda: "torch==2.13.0+cu128")
     assert notebook_hash(notebook, layout) != fourth
 
 
 def test_a_failing_cell_stops_with_framework_notebook_cell_and_traceback(project, capsys):
     code = project.code
     project.section("ch/fails", "# Fails\n", code("value = 1"),
+                    code("def broken():\n    pass", "pytorch"),
                     code("def broken():\n    raise ValueError('boom at ' + str(value))", "jax"),
-                    code("broken()", "jax"), code("print('after')"))
+                    code("broken()", "pytorch"), code("broken()", "jax"), code("print('after')"))
     project.section("ch/fine", code("1 / 0", "raises-exception"), code("print('fine')"))
     layout = project.layout
     stale = layout.executed("jax", "ch/fails")
@@ -161,7 +176,7 @@ def test_a_failing_cell_stops_with_framework_notebook_cell_and_traceback(project
     with pytest.raises(ExecutionFailed) as failure:
         run(project)
     message = str(failure.value)
-    assert "[jax] ch/fails failed in notebook cell 4 (id c003): broken()" in message
+    assert "[jax] ch/fails failed in notebook cell 4 (id c005): broken()" in message
     assert "ValueError: boom at 1" in message and "raise ValueError" in message
     assert "\x1b[" not in message and "ipykernel_" not in message
     assert not stale.exists()
@@ -169,9 +184,9 @@ def test_a_failing_cell_stops_with_framework_notebook_cell_and_traceback(project
     assert layout.executed("jax", "ch/fine").is_file()
     saved = statuses(json.loads(layout.records.read_text()))
     assert saved[("ch/fails", "jax")] == "failed" and saved[("ch/fine", "jax")] == "executed"
-    assert execute_module.main(["book/ch/fails.md"], layout) == 1
+    assert main(["execute", "book/ch/fails.md"], layout) == 1
     err = capsys.readouterr().err
-    assert "[jax] ch/fails failed in notebook cell 4 (id c003): broken()" in err
+    assert "[jax] ch/fails failed in notebook cell 4 (id c005): broken()" in err
     assert "ValueError: boom at 1" in err
 
 

@@ -1,17 +1,19 @@
 """Executing one framework at a time, merging the records, rendering without executing.
 
 These are the pieces of the CI fan-out (.github/workflows/book.yml): one job per
-framework runs ``python -m tools.execute --framework NAME``, a last job gathers the
-executed notebooks and records and runs ``python -m tools.build --no-execute``.
+framework runs ``python -m tools execute --framework NAME``, a last job gathers the
+executed notebooks and records and runs ``python -m tools build --no-execute``.
 """
 import json
 
 import pytest
 
-from tools import execute as execute_module, records, save
+from tools.run import execute as execute_module, records
+from tools.source import save
 from tools.build import BuildFailed, build
-from tools.execute import execute, use_executed
-from tools.paths import FRAMEWORKS
+from tools.cli import main
+from tools.run.execute import execute, use_executed
+from tools.frameworks import FRAMEWORKS
 
 
 def quiet(line):
@@ -40,65 +42,63 @@ def no_kernels(monkeypatch):
 
 def test_one_framework_runs_alone_and_keeps_the_others_records(one_section):
     layout = one_section.layout
-    execute(["ch/a"], layout, jobs=1, log=quiet, frameworks=("jax",))
+    execute(["ch/a"], layout, jobs=1, progress=quiet, frameworks=("jax",))
     assert statuses(layout) == {("ch/a", "jax"): "executed"}
     assert not layout.executed("pytorch", "ch/a").exists()
-    execute(["ch/a"], layout, jobs=1, log=quiet, frameworks=["pytorch"])
+    execute(["ch/a"], layout, jobs=1, progress=quiet, frameworks=["pytorch"])
     assert statuses(layout) == {("ch/a", fw): "executed" for fw in FRAMEWORKS}
-    execute(["ch/a"], layout, jobs=1, log=quiet, frameworks=("jax",))
+    execute(["ch/a"], layout, jobs=1, progress=quiet, frameworks=("jax",))
     assert statuses(layout) == {("ch/a", "pytorch"): "executed", ("ch/a", "jax"): "cached"}
 
 
 def test_the_frameworks_argument_is_checked(one_section):
     layout = one_section.layout
     with pytest.raises(TypeError, match="frameworks must be a list or tuple"):
-        execute(["ch/a"], layout, log=quiet, frameworks="jax")
+        execute(["ch/a"], layout, progress=quiet, frameworks="jax")
     with pytest.raises(ValueError, match="framework must be one of"):
-        execute(["ch/a"], layout, log=quiet, frameworks=("tensorflow",))
+        execute(["ch/a"], layout, progress=quiet, frameworks=("tensorflow",))
     with pytest.raises(ValueError, match="at least one"):
-        execute(["ch/a"], layout, log=quiet, frameworks=())
+        execute(["ch/a"], layout, progress=quiet, frameworks=())
 
 
 def test_the_command_line_takes_one_framework(one_section, capsys):
     layout = one_section.layout
-    assert execute_module.main(["--framework", "pytorch", "book/ch/a.md"], layout) == 0
+    assert main(["execute", "--framework", "pytorch", "book/ch/a.md"], layout) == 0
     assert layout.executed("pytorch", "ch/a").is_file()
     assert not layout.executed("jax", "ch/a").exists()
-    with pytest.raises(SystemExit) as exit_info:
-        execute_module.main(["--framework", "tensorflow"], layout)
-    assert exit_info.value.code == 2
+    assert main(["execute", "--framework", "tensorflow"], layout) == 2
     assert "invalid choice: 'tensorflow'" in capsys.readouterr().err
 
 
 def test_without_executing_missing_notebooks_fail_the_build_by_name(one_section, monkeypatch):
     layout = one_section.layout
-    execute(["ch/a"], layout, jobs=1, log=quiet, frameworks=("pytorch",))
+    execute(["ch/a"], layout, jobs=1, progress=quiet, frameworks=("pytorch",))
     no_kernels(monkeypatch)
     with pytest.raises(BuildFailed) as failure:
-        build(layout, log=quiet, render_html=False, run_kernels=False)
+        build(layout, progress=quiet, render_html=False, run_kernels=False)
     message = str(failure.value)
     assert "[jax] ch/a" in message and "missing" in message and "[pytorch]" not in message
-    assert "python -m tools.execute" in message
+    assert "python -m tools execute" in message
     assert not layout.merged("ch/a").exists()
 
 
 def test_without_executing_stale_notebooks_fail_the_build_by_name(one_section, monkeypatch):
     layout = one_section.layout
-    execute(["ch/a"], layout, jobs=1, log=quiet)
+    execute(["ch/a"], layout, jobs=1, progress=quiet)
     one_section.section("ch/a", "# A\n", one_section.code("a = 'torch, changed'", "pytorch"),
                         one_section.code("a = 'jax'", "jax"), one_section.code("print(a)"))
     no_kernels(monkeypatch)
     with pytest.raises(BuildFailed, match=r"\[pytorch\] ch/a: .* is stale"):
-        build(layout, log=quiet, render_html=False, run_kernels=False)
+        build(layout, progress=quiet, render_html=False, run_kernels=False)
 
 
 def test_without_executing_the_build_merges_what_was_executed(one_section, monkeypatch):
     layout = one_section.layout
     one_section.section("ch/a", "# A, with more words\n", one_section.code("a = 'torch'", "pytorch"),
                         one_section.code("a = 'jax'", "jax"), one_section.code("print(a)"))
-    execute(["ch/a"], layout, jobs=1, log=quiet)
+    execute(["ch/a"], layout, jobs=1, progress=quiet)
     no_kernels(monkeypatch)
-    build(layout, log=quiet, render_html=False, run_kernels=False)
+    build(layout, progress=quiet, render_html=False, run_kernels=False)
     merged = json.loads(layout.merged("ch/a").read_text())
     texts = ["".join(o.get("text", "")) for c in merged["cells"] for o in c.get("outputs", [])]
     assert sorted(texts) == ["jax\n", "torch\n"]
@@ -109,19 +109,18 @@ def test_records_of_separate_runs_are_merged(one_section, tmp_path, capsys):
     layout = one_section.layout
     runs = {}
     for framework in FRAMEWORKS:
-        execute(["ch/a"], layout, jobs=1, log=quiet, frameworks=(framework,))
+        execute(["ch/a"], layout, jobs=1, progress=quiet, frameworks=(framework,))
         runs[framework] = tmp_path / f"records-{framework}.json"
         runs[framework].write_text(layout.records.read_text())
         layout.records.unlink()
-    assert records.main([str(runs["pytorch"]), str(runs["jax"])], layout) == 0
+    assert main(["records", str(runs["pytorch"]), str(runs["jax"])], layout) == 0
     assert statuses(layout) == {("ch/a", fw): "executed" for fw in FRAMEWORKS}
     assert [r["framework"] for r in records.load(layout)] == list(FRAMEWORKS)
-    use_executed(["ch/a"], layout, log=quiet)  # keeps them as they are
+    use_executed(["ch/a"], layout, progress=quiet)  # keeps them as they are
     assert statuses(layout) == {("ch/a", fw): "executed" for fw in FRAMEWORKS}
     broken = tmp_path / "broken.json"
     broken.write_text('{"section": "ch/a"}')
-    with pytest.raises(SystemExit):
-        records.main([str(broken)], layout)
+    assert main(["records", str(broken)], layout) == 2
     assert "is not a records file" in capsys.readouterr().err
 
 
@@ -167,7 +166,7 @@ def test_each_framework_executed_apart_then_rendered_without_executing(tmp_path,
     executed_apart = {}
     for framework in FRAMEWORKS:
         project = copy_of_the_project(tmp_path / framework)
-        assert execute_module.main(["--framework", framework], project.layout) == 0
+        assert main(["execute", "--framework", framework], project.layout) == 0
         executed_apart[framework] = project.layout
 
     renderer = copy_of_the_project(tmp_path / "render")
@@ -178,11 +177,10 @@ def test_each_framework_executed_apart_then_rendered_without_executing(tmp_path,
         shutil.copytree(source.build / "executed" / framework, layout.build / "executed" / framework)
         gathered.append(tmp_path / f"records-{framework}.json")
         shutil.copy2(source.records, gathered[-1])
-    assert records.main([str(path) for path in gathered], layout) == 0
+    assert main(["records", *(str(path) for path in gathered)], layout) == 0
 
     no_kernels(monkeypatch)
-    from tools import build as build_module
-    assert build_module.main(["--no-execute"], layout) == 0
+    assert main(["build", "--no-execute"], layout) == 0
 
     assert statuses(layout) == {(SECTION, fw): "executed" for fw in FRAMEWORKS}
     page = (layout.build / "site" / "_build" / "html" / "fan" / "out.html").read_text()

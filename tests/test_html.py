@@ -65,7 +65,7 @@ def html_pairs(document):
 
 def test_toc_of_the_site_lists_only_existing_pages(site):
     toc = yaml.safe_load((site.site / "_toc.yml").read_text())
-    from tools.render import toc_files
+    from tools.source.sections import toc_files
 
     for rel in toc_files(toc):
         sources = [site.site / f"{rel}{ext}" for ext in (".md", ".ipynb")]
@@ -216,20 +216,20 @@ def test_report_lists_each_notebook(site):
 
 def test_unchanged_site_keeps_its_html():
     from tools.paths import Layout
-    from tools.render import render
+    from tools.site.render import render
 
     built = book_site.demo_site()
     index = built.html / "index.html"
     before = index.stat().st_mtime_ns
     notices = []
-    render(Layout(root=built.build.parent), quiet=True, notice=notices.append)
+    render(Layout(root=built.build.parent), quiet=True, progress=notices.append)
     assert any("nothing changed" in n for n in notices), notices
     assert index.stat().st_mtime_ns == before
 
 
 def test_a_warning_fails_the_build(tmp_path):
     from tools.paths import Layout
-    from tools.render import RenderError, render
+    from tools.site.render import RenderError, render
 
     root = tmp_path / "project"
     (root / "book").mkdir(parents=True)
@@ -239,7 +239,7 @@ def test_a_warning_fails_the_build(tmp_path):
     (root / "book/references.bib").write_text((REPO / "book/references.bib").read_text())
     (root / "_toc.yml").write_text("format: jb-book\nroot: index\nchapters:\n  - file: report\n")
     with pytest.raises(RenderError, match="no-such-label"):
-        render(Layout(root=root), quiet=True, notice=lambda message: None)
+        render(Layout(root=root), quiet=True, progress=lambda message: None)
 
 
 def test_every_image_has_a_text_alternative(site):

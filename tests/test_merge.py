@@ -1,10 +1,10 @@
-"""tools.merge: two executed notebooks -> one page, in source order."""
+"""tools.site.merge: two executed notebooks -> one page, in source order."""
 import nbformat
 import pytest
 from nbformat import v4
 
-from tools.merge import NotExecuted, merge_all, merge_section
-from tools.split import split_section
+from tools.site.merge import NotExecuted, merge_all, merge_section
+from tools.source.split import split_section
 
 PNG_A = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg=="
 PNG_B = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
@@ -118,7 +118,7 @@ def test_prose_stays_myst_and_the_install_cell_stays_out(merged):
 def test_merge_refuses_executed_notebooks_older_than_the_source(project, merged):
     path = project.layout.source("ch/merge")
     path.write_text(path.read_text().replace("print('same')", "print('changed')"))
-    with pytest.raises(NotExecuted, match="tools.execute"):
+    with pytest.raises(NotExecuted, match="tools execute"):
         merge_section("ch/merge", project.layout)
     project.layout.executed("jax", "ch/merge").unlink()
     with pytest.raises(NotExecuted, match="missing"):

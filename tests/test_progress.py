@@ -8,7 +8,7 @@ import sys
 import pytest
 
 from d2l_mini import progress as progress_module
-from tools.kernel import kernel_environment
+from tools.run.kernel import kernel_environment
 from tools.paths import ROOT
 
 # A loop of three steps with a bar shown at once; prints how many it counted

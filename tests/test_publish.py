@@ -1,7 +1,7 @@
 """tools.publish: the refusals (fast, on a hand-made build) and the reader's run (slow).
 
 The fast tests stand up a small project whose build is written by hand: split
-notebooks from tools.split, "executed" copies carrying the cache hash, an HTML folder
+notebooks from tools.source.split, "executed" copies carrying the cache hash, an HTML folder
 and the render stamp, all as the build would leave them. The slow test publishes a
 real build to a local bare repository and runs the published notebooks as a Colab
 reader would.
@@ -24,13 +24,15 @@ from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError
 
 from d2l_mini.data import data_dir
-from tools.build import render_inputs_hash
-from tools.cache import METADATA_KEY, notebook_hash
-from tools.colab import pinned_versions
-from tools.paths import FRAMEWORKS, Layout
-from tools.publish import PublishError, main, publish
-from tools.sections import find_sections
-from tools.split import split_section
+from tools.site.render import inputs_hash
+from tools.run.cache import METADATA_KEY, notebook_hash
+from tools.source.colab import pinned_versions
+from tools.frameworks import FRAMEWORKS
+from tools.paths import Layout
+from tools.cli import main
+from tools.publish import PublishError, publish
+from tools.source.sections import find_sections
+from tools.source.split import split_section
 
 CONFIG = """repository:
   url: https://github.com/owner/book
@@ -64,12 +66,11 @@ def fake_build(project):
         target = layout.executed(framework, "ch/sec")
         target.parent.mkdir(parents=True, exist_ok=True)
         nbformat.write(notebook, target)
-    html = layout.build / "site" / "_build" / "html"
+    html = layout.html
     (html / "ch").mkdir(parents=True)
     (html / "index.html").write_text("<html>index</html>\n")
     (html / "ch" / "sec.html").write_text("<html>section</html>\n")
-    stamp = {"inputs": render_inputs_hash(layout), "html": str(html)}
-    (layout.build / "render-stamp.json").write_text(json.dumps(stamp) + "\n")
+    layout.render_stamp.write_text(json.dumps({"inputs": inputs_hash(layout)}) + "\n")
 
 
 @pytest.fixture
@@ -100,12 +101,12 @@ def refused(project, match, remote=None):
     remote = remote or project.remote
     before = remote_state(remote)
     with pytest.raises(PublishError, match=match):
-        publish(project.layout, remote=str(remote), log=lambda line: None)
+        publish(project.layout, remote=str(remote), progress=lambda line: None)
     assert remote_state(remote) == before
 
 
 def test_publishes_the_site_and_the_notebooks_at_the_links_paths(built, tmp_path, capsys):
-    assert main(["--remote", str(built.remote)], built.layout) == 0
+    assert main(["publish", "--remote", str(built.remote)], built.layout) == 0
     out = capsys.readouterr().out
     assert "https://owner.github.io/book/" in out
     assert "https://colab.research.google.com/github/owner/book/blob/notebooks/pytorch/ch/sec.ipynb" in out
@@ -122,7 +123,7 @@ def test_publishes_the_site_and_the_notebooks_at_the_links_paths(built, tmp_path
         assert git(built.remote, "show", f"gh-pages:notebooks/{framework}/ch/sec.ipynb") == text
     # A second publish of the same commit builds on the remote's branches.
     first = git(built.remote, "rev-parse", "gh-pages").strip()
-    assert main(["--remote", str(built.remote)], built.layout) == 0
+    assert main(["publish", "--remote", str(built.remote)], built.layout) == 0
     assert git(built.remote, "rev-parse", "gh-pages^").strip() == first
 
 
@@ -130,14 +131,14 @@ def test_dry_run_writes_both_trees_and_pushes_nothing(built, tmp_path):
     before = remote_state(built.remote)
     out = tmp_path / "dry"
     publish(built.layout, remote=str(built.remote), dry_run=out,
-            install_from="file:///srv/mirror.git", log=lambda line: None)
+            install_from="file:///srv/mirror.git", progress=lambda line: None)
     assert remote_state(built.remote) == before
     assert sorted(p.name for p in out.iterdir()) == ["gh-pages", "notebooks"]
     assert (out / "gh-pages" / ".nojekyll").is_file() and (out / "gh-pages" / "index.html").is_file()
     cell = nbformat.read(out / "notebooks" / "jax" / "ch" / "sec.ipynb", as_version=4).cells[0]
     assert f"git+file:///srv/mirror.git@{built.commit}" in cell.source
     with pytest.raises(PublishError, match="not empty"):
-        publish(built.layout, dry_run=out, log=lambda line: None)
+        publish(built.layout, dry_run=out, progress=lambda line: None)
 
 
 def test_refuses_a_stale_html(built):
@@ -164,7 +165,7 @@ def test_refuses_a_dirty_tree(built):
 
 def test_refuses_an_unreachable_remote(built, tmp_path):
     with pytest.raises(PublishError, match=r"cannot reach the remote .*no-such.git.*--remote"):
-        publish(built.layout, remote=str(tmp_path / "no-such.git"), log=lambda line: None)
+        publish(built.layout, remote=str(tmp_path / "no-such.git"), progress=lambda line: None)
     assert not (tmp_path / "no-such.git").exists()
 
 
@@ -189,7 +190,7 @@ def test_refuses_a_repository_url_that_is_not_github(built, capsys):
     built.layout.config.write_text(CONFIG.replace("https://github.com/owner/book", "https://gitlab.com/o/b"))
     git(built.root, "commit", "-qam", "move")
     refused(built, r"repository.url .* 'https://gitlab.com/o/b', not a GitHub repository")
-    assert main(["--remote", str(built.remote)], built.layout) == 1
+    assert main(["publish", "--remote", str(built.remote)], built.layout) == 1
     assert "publish failed: repository.url" in capsys.readouterr().err
 
 
@@ -225,9 +226,9 @@ def snapshot(root):
 
 def build_snapshot(layout):
     """Split, execute (cached where the repository's copies are up to date), merge, render."""
-    from tools.build import render as render_html
-    from tools.execute import execute
-    from tools.merge import merge_all
+    from tools.site.render import render as render_html
+    from tools.run.execute import execute
+    from tools.site.merge import merge_all
 
     names = find_sections(layout)
     assert set(READER_RUNS) <= set(names)
@@ -237,9 +238,9 @@ def build_snapshot(layout):
             if built.is_file():
                 layout.executed(framework, rel).parent.mkdir(parents=True, exist_ok=True)
                 shutil.copy2(built, layout.executed(framework, rel))
-    execute(names, layout, log=lambda line: None)
+    execute(names, layout, progress=lambda line: None)
     merge_all(names, layout)
-    return render_html(layout, log=lambda line: None)
+    return render_html(layout, progress=lambda line: None)
 
 
 def reader_environment(folder):
@@ -323,7 +324,7 @@ def test_a_reader_runs_the_published_notebooks(tmp_path, monkeypatch):
     git(root, "push", "-q", str(remote), "main")
     commit = git(root, "rev-parse", "HEAD").strip()
     # pip's URL check wants a host in a git+file URL (git itself accepts localhost).
-    publish(layout, remote=str(remote), install_from=f"file://localhost{remote}", log=lambda line: None)
+    publish(layout, remote=str(remote), install_from=f"file://localhost{remote}", progress=lambda line: None)
     site = set(git(remote, "ls-tree", "-r", "--name-only", "gh-pages").split())
     assert {"index.html", ".nojekyll"} <= site
     published = set(git(remote, "ls-tree", "-r", "--name-only", "notebooks").split())

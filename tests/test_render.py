@@ -1,4 +1,4 @@
-"""tools.render's site assembly and tools.report's page, without building HTML."""
+"""tools.site.render's site assembly and tools.site.report's page, without building HTML."""
 
 import json
 import sys
@@ -12,7 +12,10 @@ if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
 import book_site  # noqa: E402
-from tools import render, report  # noqa: E402
+from tools.run import records  # noqa: E402
+from tools.frameworks import TABLE  # noqa: E402
+from tools.site import render, render_ext, report  # noqa: E402
+from tools.source.sections import toc_files  # noqa: E402
 from tools.paths import Layout  # noqa: E402
 
 
@@ -32,10 +35,10 @@ def test_filter_toc_drops_missing_pages_with_their_sections():
     ]}
     notices = []
     kept = render.filter_toc(toc, {"index", "intro", "ch/index", "ch/two", "gone/x"}, notices.append)
-    assert render.toc_files(kept) == ["index", "intro", "ch/index", "ch/two"]
+    assert toc_files(kept) == ["index", "intro", "ch/index", "ch/two"]
     assert [part["caption"] for part in kept["parts"]] == ["A", "B"]
     assert any("ch/one" in n for n in notices) and any("gone/index" in n and "gone/x" in n for n in notices)
-    assert render.toc_files(toc) == ["index", "intro", "ch/index", "ch/one", "ch/two", "gone/index", "gone/x"]
+    assert toc_files(toc) == ["index", "intro", "ch/index", "ch/one", "ch/two", "gone/index", "gone/x"]
 
 
 def test_filter_toc_needs_the_root_page():
@@ -44,7 +47,7 @@ def test_filter_toc_needs_the_root_page():
 
 
 def test_repository_toc_lists_the_chapter_and_ends_with_the_report():
-    files = render.toc_files(yaml.safe_load((REPO / "_toc.yml").read_text()))
+    files = toc_files(yaml.safe_load((REPO / "_toc.yml").read_text()))
     assert files[:2] == ["index", "how-to-use"]
     assert files[-1] == "report"
     assert {"transformer-block/index", "transformer-block/transformer-block", "transformer-block/vit",
@@ -55,7 +58,7 @@ def test_assemble_lays_out_the_site(tmp_path):
     root = book_site.make_project(tmp_path / "project")
     layout = Layout(root=root)
     notices = []
-    sections = render.assemble(layout, tmp_path / "site", notice=notices.append)
+    sections = render.assemble(layout, tmp_path / "site", progress=notices.append)
     site = tmp_path / "site"
     assert sections == ["demo/twins", "demo/more"]
     assert any("demo/not-written-yet" in n for n in notices)
@@ -75,7 +78,7 @@ def test_assemble_refuses_a_section_without_notebooks(tmp_path):
     root = book_site.make_project(tmp_path / "project")
     (root / "_build/notebooks/jax/demo/more.ipynb").unlink()
     with pytest.raises(render.RenderError, match="notebooks/jax/demo/more.ipynb"):
-        render.assemble(Layout(root=root), tmp_path / "site", notice=lambda n: None)
+        render.assemble(Layout(root=root), tmp_path / "site", progress=lambda n: None)
 
 
 def test_report_lists_the_book_s_notebooks_and_marks_missing_runs():
@@ -109,7 +112,7 @@ def test_load_records_rejects_bad_values(tmp_path, change, message):
     path = tmp_path / "records.json"
     path.write_text(json.dumps([{**record("a", "pytorch"), **change}]))
     with pytest.raises(ValueError, match=message):
-        report.load_records(path)
+        records.read(path)
 
 
 def test_load_records_names_a_missing_field(tmp_path):
@@ -118,20 +121,36 @@ def test_load_records_names_a_missing_field(tmp_path):
     del broken["hardware"]
     path.write_text(json.dumps([broken]))
     with pytest.raises(ValueError, match="lacks hardware"):
-        report.load_records(path)
+        records.read(path)
 
 
-def test_site_digest_follows_every_input(tmp_path):
+def test_inputs_hash_follows_every_input(tmp_path):
     root = book_site.make_project(tmp_path / "project")
     layout = Layout(root=root)
-    site = tmp_path / "site"
-    render.assemble(layout, site, notice=lambda n: None)
-    first = render.site_digest(site)
-    (site / "_build/html").mkdir(parents=True)
-    (site / "_build/html/index.html").write_text("built output does not count")
-    render.assemble(layout, site, notice=lambda n: None)
-    assert render.site_digest(site) == first
-    assert (site / "_build/html/index.html").is_file(), "assembling keeps the last HTML"
+    first = render.inputs_hash(layout)
+    render.assemble(layout, layout.site, progress=lambda n: None)
+    layout.html.mkdir(parents=True)
+    (layout.html / "index.html").write_text("built output does not count")
+    assert render.inputs_hash(layout) == first
+    render.assemble(layout, layout.site, progress=lambda n: None)
+    assert (layout.html / "index.html").is_file(), "assembling keeps the last HTML"
     (root / "book/demo/index.md").write_text("# The demo chapter\n\nEdited.\n")
-    render.assemble(layout, site, notice=lambda n: None)
-    assert render.site_digest(site) != first
+    assert render.inputs_hash(layout) != first
+
+
+def test_the_site_configuration_carries_the_framework_table(tmp_path):
+    layout = Layout(root=book_site.make_project(tmp_path / "project"))
+    render.assemble(layout, layout.site, progress=lambda n: None)
+    config = yaml.safe_load((layout.site / "_config.yml").read_text())
+    assert config["sphinx"]["config"]["book_frameworks"] == [{"name": fw.name, "label": fw.label} for fw in TABLE]
+    assert config["repository"] == yaml.safe_load(layout.config.read_text())["repository"]
+
+
+def test_the_framework_style_follows_the_table():
+    css = render_ext.frameworks_css([("a", "A"), ("b", "B"), ("c", "C")])
+    hidden = css.split("{ display: none; }")[0].split("\n", 1)[1]  # after the header comment
+    assert {"html.fw-a div.cell.tag_b", "html.fw-a .fw-only-c", "html.fw-c div.cell.tag_a"} <= set(
+        rule.strip() for rule in hidden.split(",\n"))
+    assert "html.fw-a div.cell.tag_a" not in hidden
+    assert 'html:not(.fw-js) div.cell.tag_c::before, html:not(.fw-js) div.fw-only-c::before { content: "C"; }' in css
+    assert 'html:not(.fw-js) .fw-value.fw-only-b::before { content: " / B: "; }' in css

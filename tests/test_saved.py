@@ -1,7 +1,11 @@
-"""tools.save: d2l_mini holds exactly the book's #@save cells."""
+"""tools.source.save: d2l_mini holds exactly the book's #@save cells."""
+import tomllib
+
 import pytest
 
-from tools import save
+from tools.source import save
+from tools.cli import main
+from tools.frameworks import TABLE
 from tools.paths import Layout
 
 
@@ -31,9 +35,9 @@ def test_save_copies_cells_in_toc_order_per_framework(project, capsys):
     (layout.root / "_toc.yml").write_text(
         "format: jb-book\nroot: index\nchapters:\n- file: ch/second\n- file: ch/first\n")
 
-    assert save.main(["--check"], layout) == 1
+    assert main(["save", "--check"], layout) == 1
     assert "d2l_mini/torch.py" in capsys.readouterr().err
-    assert save.main([], layout) == 0
+    assert main(["save"], layout) == 0
     torch_text = torch_module.read_text()
     head, _, saved = torch_text.partition(save.MARKER + "\n")
     assert head.endswith("def kept():\n    return 1\n\n")
@@ -42,12 +46,12 @@ def test_save_copies_cells_in_toc_order_per_framework(project, capsys):
     assert "framework = 'jax'" in jax_module.read_text() and "framework = 'torch'" not in jax_module.read_text()
     assert "#@save" not in saved and "not_saved" not in saved
 
-    assert save.main(["--check"], layout) == 0
-    assert save.main([], layout) == 0 and torch_module.read_text() == torch_text  # deterministic
+    assert main(["save", "--check"], layout) == 0
+    assert main(["save"], layout) == 0 and torch_module.read_text() == torch_text  # deterministic
 
     section = layout.source("ch/first")
     section.write_text(section.read_text().replace("'jax'", "'flax'"))
-    assert save.main(["--check"], layout) == 1
+    assert main(["save", "--check"], layout) == 1
     err = capsys.readouterr().err
     assert "d2l_mini/jax.py" in err and "d2l_mini/torch.py" not in err and "make save" in err
 
@@ -55,5 +59,13 @@ def test_save_copies_cells_in_toc_order_per_framework(project, capsys):
 def test_a_module_without_the_marker_is_an_error(project, capsys):
     (project.layout.library / "torch.py").write_text("x = 1\n")
     library_module(project, "jax.py", "")
-    assert save.main(["--check"], project.layout) == 2
+    assert main(["save", "--check"], project.layout) == 2
     assert save.MARKER in capsys.readouterr().err
+
+
+def test_every_framework_has_its_library_module_and_extra():
+    layout = Layout()
+    extras = tomllib.loads(layout.pyproject.read_text())["project"]["optional-dependencies"]
+    for fw in TABLE:
+        assert (layout.library / fw.module).is_file(), fw.name
+        assert fw.extra in extras, fw.name

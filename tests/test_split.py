@@ -1,14 +1,15 @@
-"""tools.split: one MyST section -> a PyTorch notebook and a JAX notebook."""
+"""tools.source.split: one MyST section -> a PyTorch notebook and a JAX notebook."""
 import base64
 
 import nbformat
 import pytest
 from IPython.core.inputtransformer2 import TransformerManager
 
-from tools import colab
-from tools.sections import find_sections, read_section, section_name
-from tools.split import main as split_main
-from tools.split import split_section
+from tools.source import colab
+from tools.paths import Layout
+from tools.source.sections import AuthoringError, find_sections, read_section, section_name
+from tools.cli import main
+from tools.source.split import split_section
 
 BIB = """@article{vaswani2017attention,
   author = {Vaswani, Ashish and Shazeer, Noam and Parmar, Niki},
@@ -241,12 +242,40 @@ def test_sections_are_pages_with_notebook_front_matter(project):
         section_name(project.layout, str(project.layout.book / "ch/index.md"))
     with pytest.raises(ValueError, match="no-such"):
         section_name(project.layout, "book/no-such.md")
-    assert split_main([], project.layout) == 0
+    assert main(["split"], project.layout) == 0
     assert project.layout.notebook("jax", "ch/a").is_file()
     assert not project.layout.notebook("jax", "ch/index").exists()
 
 
 def test_a_cell_tagged_with_both_frameworks_is_rejected(project):
     project.section("ch/both", project.code("x = 1", "pytorch", "jax"))
-    with pytest.raises(ValueError, match="tagged both"):
+    with pytest.raises(AuthoringError, match=r"ch/both.md:\d+: cell 0: tagged pytorch and jax"):
         read_section(project.layout, "ch/both")
+
+
+@pytest.mark.parametrize("blocks, broken, rule", [
+    # the JAX twin first
+    (["```{code-cell} ipython3\n:tags: [jax]\nx = 1\n```\n",
+      "```{code-cell} ipython3\n:tags: [pytorch]\nx = 1\n```\n"], 0, "needs its pytorch twin before"),
+    # prose between the twins
+    (["```{code-cell} ipython3\n:tags: [pytorch]\nx = 1\n```\n", "Some prose.\n",
+      "```{code-cell} ipython3\n:tags: [jax]\nx = 1\n```\n"], 0, "needs its jax twin right after"),
+    # a framework cell without its twin
+    (["```{code-cell} ipython3\n:tags: [pytorch]\nx = 1\n```\n",
+      "```{code-cell} ipython3\nprint(x)\n```\n"], 0, "needs its jax twin right after"),
+    # a claim whose twin is no claim
+    (["```{code-cell} ipython3\n:tags: [pytorch, claim]\nassert True\n```\n",
+      "```{code-cell} ipython3\n:tags: [jax]\nassert True\n```\n"], 0, "a claim and its twins must all be tagged claim"),
+])
+def test_a_section_that_breaks_an_authoring_rule_is_rejected_at_its_cell(project, blocks, broken, rule):
+    path = project.section("ch/bad", *blocks)
+    line = path.read_text().split("\n").index("```{code-cell} ipython3", 0) + 1
+    with pytest.raises(AuthoringError, match=rf"ch/bad.md:{line}: cell {broken}: {rule}"):
+        read_section(project.layout, "ch/bad")
+    assert main(["split", "book/ch/bad.md"], project.layout) == 1
+
+
+def test_the_books_sections_follow_the_authoring_rules():
+    layout = Layout()
+    for rel in find_sections(layout):
+        read_section(layout, rel)

@@ -6,9 +6,9 @@ from nbformat import v4
 
 import d2l_mini.glue
 from d2l_mini.glue import MIME_TYPE, glue
-from tools.merge import merge_section
-from tools.split import split_section
-from tools.values import MissingValue, fill_notebook, recorded_values
+from tools.site.merge import merge_section
+from tools.source.split import split_section
+from tools.source.values import MissingValue, fill_notebook, recorded_values
 
 PROSE = ("SwiGLU ends {value}`gap:.2f` nats ahead after {value}`steps` steps.\n\n"
          "```{container} fw-only-pytorch\nPyTorch's kernel is slower here.\n```\n\n"

@@ -1,6 +1,6 @@
-"""The book's build: split, execute, merge (``python -m tools.<step>``).
+"""The book's build: split, execute, merge, render, publish (``python -m tools <step>``).
 
-``python -m tools.build`` runs every step, then renders the HTML.
+``python -m tools build`` runs every step; ``python -m tools --help`` lists them.
 """
 import sys
 

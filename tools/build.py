@@ -1,42 +1,36 @@
 """Build the whole book: check d2l_mini, split, execute, merge, render.
 
-    python -m tools.build [--no-execute] [--no-render]
-
 Stops at the first failing step with a non-zero exit status.  Ends by printing where
 the HTML is.  ``--no-execute`` runs no kernel: it merges and renders the executed
 notebooks already in ``_build/executed/`` (say, each framework's, executed by
-``python -m tools.execute --framework NAME`` on different machines and copied there)
+``python -m tools execute --framework NAME`` on different machines and copied there)
 and fails, naming them, if any is missing or out of date.
 """
 from __future__ import annotations
 
-import argparse
-import hashlib
-import json
-import sys
 import time
 from pathlib import Path
 
-from tools import records, save
-from tools.execute import ExecutionFailed, NotUpToDate, execute, use_executed
-from tools.merge import NotExecuted, merge_all
-from tools.paths import FRAMEWORKS, Layout, write_atomic
-from tools.sections import find_sections
-from tools.split import split_all
-from tools.values import MissingValue
+from tools.paths import Layout
+from tools.run.execute import ExecutionFailed, NotUpToDate, execute, use_executed
+from tools.site.merge import NotExecuted, merge_all
+from tools.site.render import RenderError, render
+from tools.source import save
+from tools.source.sections import find_sections
+from tools.source.split import split_all
+from tools.source.values import MissingValue
+from tools.steps import Progress, StepFailed
 
 
-class BuildFailed(Exception):
+class BuildFailed(StepFailed):
     pass
 
 
 def prune(layout: Layout, names: list[str]) -> list[Path]:
     """Remove notebooks of sections that no longer exist."""
     keep = set(names)
-    folders = [layout.build / "merged"]
-    folders += [layout.build / step / fw for step in ("notebooks", "executed") for fw in FRAMEWORKS]
     removed = []
-    for folder in folders:
+    for folder in layout.section_folders():
         for path in sorted(folder.rglob("*.ipynb")) if folder.is_dir() else []:
             if path.relative_to(folder).with_suffix("").as_posix() not in keep:
                 path.unlink()
@@ -44,56 +38,12 @@ def prune(layout: Layout, names: list[str]) -> list[Path]:
     return removed
 
 
-def render_inputs_hash(layout: Layout) -> str:
-    """A hash of everything the HTML is made from.
-
-    A notebook that was executed last time and is cached now is the same run, so the
-    records' "executed"/"cached" status does not count as a change.
-    """
-    files = [layout.config, layout.toc, layout.requirements]
-    files += sorted(layout.book.rglob("*"))
-    files += sorted((layout.root / "tools").glob("*.py"))
-    for step in ("merged", "notebooks"):
-        files += sorted((layout.build / step).rglob("*.ipynb"))
-    digest = hashlib.sha256()
-    for path in files:
-        if path.is_file() and "__pycache__" not in path.parts:
-            data = path.read_bytes()
-            digest.update(f"{path.as_posix()} {len(data)}\n".encode() + data)
-    runs = [dict(r, status="ran" if r.get("status") in ("executed", "cached") else r.get("status"))
-            for r in records.load(layout)]
-    digest.update(json.dumps(runs, sort_keys=True).encode())
-    return digest.hexdigest()
-
-
-def render(layout: Layout, log) -> Path:
-    """The HTML, by tools.render (site assembly and one jupyter-book build).
-
-    Skipped when nothing it is made from changed since the last successful render.
-    """
-    from tools.render import RenderError, render as render_site
-
-    stamp = layout.build / "render-stamp.json"
-    inputs = render_inputs_hash(layout)
-    if stamp.is_file():
-        last = json.loads(stamp.read_text(encoding="utf-8"))
-        if last.get("inputs") == inputs and Path(last.get("html", ""), "index.html").is_file():
-            log("the HTML is up to date (nothing changed since it was rendered)")
-            return Path(last["html"])
-    stamp.unlink(missing_ok=True)
-    try:
-        html = render_site(layout, notice=log)
-    except RenderError as error:
-        raise BuildFailed(f"rendering the HTML failed: {error}") from None
-    write_atomic(stamp, json.dumps({"inputs": inputs, "html": str(html)}) + "\n")
-    return html
-
-
-def build(layout: Layout, log=print, render_html: bool = True, run_kernels: bool = True) -> None:
+def build(layout: Layout, progress: Progress = print, render_html: bool = True,
+          run_kernels: bool = True) -> None:
     started = time.monotonic()
 
-    def step(title: str):
-        log(f"\n== {title} ({time.monotonic() - started:.0f} s)")
+    def step(title: str) -> None:
+        progress(f"\n== {title} ({time.monotonic() - started:.0f} s)")
 
     step("checking that d2l_mini is up to date with the book's #@save cells")
     try:
@@ -103,22 +53,22 @@ def build(layout: Layout, log=print, render_html: bool = True, run_kernels: bool
     if stale:
         names = ", ".join(str(p.relative_to(layout.root)) for p in stale)
         raise BuildFailed(f"{names} out of date with the book's #@save cells: run `make save` "
-                          "(python -m tools.save), then build again")
+                          "(python -m tools save), then build again")
     names = find_sections(layout)
     step(f"splitting {len(names)} section(s) into PyTorch and JAX notebooks")
     split_all(names, layout)
     for path in prune(layout, names):
-        log(f"removed {path} (its section is gone)")
+        progress(f"removed {path} (its section is gone)")
     if run_kernels:
         step("executing notebooks")
         try:
-            execute(names, layout, split=False, log=log)
+            execute(names, layout, split=False, progress=progress)
         except ExecutionFailed as error:
             raise BuildFailed(f"notebook execution failed:\n{error}") from None
     else:
         step("checking the executed notebooks (executing nothing)")
         try:
-            use_executed(names, layout, log=log)
+            use_executed(names, layout, progress=progress)
         except NotUpToDate as error:
             raise BuildFailed(str(error)) from None
     step("merging the frameworks' notebooks")
@@ -128,28 +78,10 @@ def build(layout: Layout, log=print, render_html: bool = True, run_kernels: bool
         raise BuildFailed(str(error)) from None
     if render_html:
         step("rendering the HTML")
-        html = render(layout, log)
-        log(f"\nbook built in {time.monotonic() - started:.0f} s; open {html / 'index.html'}")
+        try:
+            html = render(layout, progress=progress)
+        except RenderError as error:
+            raise BuildFailed(f"rendering the HTML failed: {error}") from None
+        progress(f"\nbook built in {time.monotonic() - started:.0f} s; open {html / 'index.html'}")
     else:
-        log(f"\nnotebooks built in {time.monotonic() - started:.0f} s (HTML not rendered)")
-
-
-def main(argv: list[str] | None = None, layout: Layout | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m tools.build", description=__doc__.split("\n")[0])
-    parser.add_argument("--no-render", action="store_true",
-                        help="stop after merging (the notebooks without the HTML)")
-    parser.add_argument("--no-execute", action="store_true",
-                        help="run no notebook: use the executed ones in _build/executed/, "
-                             "failing if any is missing or out of date")
-    args = parser.parse_args(argv)
-    try:
-        build(layout or Layout(), log=lambda line: print(line, flush=True),
-              render_html=not args.no_render, run_kernels=not args.no_execute)
-    except BuildFailed as error:
-        print(f"\nbuild failed: {error}", file=sys.stderr, flush=True)
-        return 1
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
+        progress(f"\nnotebooks built in {time.monotonic() - started:.0f} s (HTML not rendered)")

@@ -10,7 +10,8 @@ import os
 import tempfile
 from pathlib import Path
 
-FRAMEWORKS = ("pytorch", "jax")
+from tools.frameworks import FRAMEWORKS, check_framework
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -20,7 +21,7 @@ class Layout:
     book: Path | None = None
     build: Path | None = None
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         root = Path(self.root).resolve()
         object.__setattr__(self, "root", root)
         object.__setattr__(self, "book", Path(self.book or root / "book").resolve())
@@ -29,14 +30,52 @@ class Layout:
     def source(self, rel: str) -> Path:
         return self.book / f"{rel}.md"
 
+    def split_folder(self, framework: str) -> Path:
+        return self.build / "notebooks" / check_framework(framework)
+
+    def executed_folder(self, framework: str) -> Path:
+        return self.build / "executed" / check_framework(framework)
+
+    @property
+    def merged_folder(self) -> Path:
+        return self.build / "merged"
+
+    def section_folders(self) -> list[Path]:
+        """Every folder that holds one notebook per section."""
+        return [self.merged_folder] + [folder(fw) for folder in (self.split_folder, self.executed_folder)
+                                       for fw in FRAMEWORKS]
+
     def notebook(self, framework: str, rel: str) -> Path:
-        return self.build / "notebooks" / check_framework(framework) / f"{rel}.ipynb"
+        """The split notebook of a section (unexecuted)."""
+        return self.split_folder(framework) / f"{rel}.ipynb"
 
     def executed(self, framework: str, rel: str) -> Path:
-        return self.build / "executed" / check_framework(framework) / f"{rel}.ipynb"
+        return self.executed_folder(framework) / f"{rel}.ipynb"
 
     def merged(self, rel: str) -> Path:
-        return self.build / "merged" / f"{rel}.ipynb"
+        return self.merged_folder / f"{rel}.ipynb"
+
+    @property
+    def site(self) -> Path:
+        """The folder jupyter-book builds: configuration, pages, merged notebooks."""
+        return self.build / "site"
+
+    @property
+    def html(self) -> Path:
+        return self.site / "_build" / "html"
+
+    @property
+    def render_stamp(self) -> Path:
+        """What the HTML was last rendered from (tools/site/render.py)."""
+        return self.build / "render-stamp.json"
+
+    @property
+    def tools(self) -> Path:
+        return self.root / "tools"
+
+    @property
+    def screenshot(self) -> Path:
+        return self.root / "docs" / "screenshot.png"
 
     @property
     def records(self) -> Path:
@@ -61,12 +100,6 @@ class Layout:
     @property
     def toc(self) -> Path:
         return self.root / "_toc.yml"
-
-
-def check_framework(framework: str) -> str:
-    if framework not in FRAMEWORKS:
-        raise ValueError(f"framework must be one of {FRAMEWORKS}, got {framework!r}")
-    return framework
 
 
 def _umask() -> int:

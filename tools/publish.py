@@ -1,6 +1,6 @@
 """Publish a finished build: the HTML to ``gh-pages``, the notebooks to ``notebooks``.
 
-    python -m tools.publish [--remote REMOTE] [--install-from URL] [--dry-run DIR]
+    python -m tools publish [--remote REMOTE] [--install-from URL] [--dry-run DIR]
 
 From the build of a clean commit (``make book`` first), commits two trees with
 ghp-import and pushes both branches to REMOTE (default ``origin``) in one atomic push:
@@ -20,13 +20,10 @@ another git URL than ``repository.url`` (a mirror, or a local repository in test
 """
 from __future__ import annotations
 
-import argparse
 import contextlib
-import json
 import os
 import shutil
 import subprocess
-import sys
 import tempfile
 from pathlib import Path
 
@@ -35,20 +32,22 @@ import nbformat
 import yaml
 from sphinx.errors import ExtensionError
 
-from tools import colab, render
-from tools.build import render_inputs_hash
-from tools.cache import notebook_hash, recorded
-from tools.myst import References
-from tools.paths import FRAMEWORKS, Layout, write_atomic
-from tools.render_ext import COLAB_URL, NOTEBOOKS_DIR, github_repo
-from tools.sections import read_section
-from tools.split import build_notebook
+from tools.frameworks import FRAMEWORKS
+from tools.paths import Layout, write_atomic
+from tools.run.cache import notebook_hash, recorded
+from tools.site import render
+from tools.site.render_ext import COLAB_URL, NOTEBOOKS_DIR, github_repo
+from tools.source import colab
+from tools.source.myst import References
+from tools.source.sections import read_section
+from tools.source.split import build_notebook
+from tools.steps import Progress, StepFailed
 
 SITE_BRANCH = "gh-pages"
 GIT_TIMEOUT = 120  # seconds for one network operation
 
 
-class PublishError(Exception):
+class PublishError(StepFailed):
     """Publishing was refused or failed; the message says why and what to do."""
 
 
@@ -103,22 +102,18 @@ def check_clean(layout: Layout) -> str:
 
 
 def published_sections(layout: Layout) -> list[str]:
-    """The sections the HTML holds, in the toc's order (as tools.render chose them)."""
-    pages = render.book_pages(layout.book)
-    toc = render.filter_toc(yaml.safe_load(layout.toc.read_text(encoding="utf-8")),
-                            set(pages) | set(render.GENERATED_PAGES), notice=lambda line: None)
-    return [rel for rel in render.toc_files(toc) if pages.get(rel)]
+    """The sections the HTML holds, in the toc's order (as tools.site.render chose them)."""
+    return render.site_toc(layout, progress=lambda line: None)[1]
 
 
 def check_fresh(layout: Layout, sections: list[str]) -> Path:
     """The HTML folder, if the build is up to date with the sources; else PublishError."""
-    rebuild = "run `make book` (python -m tools.build), then publish again"
-    stamp_path = layout.build / "render-stamp.json"
-    html = layout.build / "site" / "_build" / "html"
-    if not stamp_path.is_file() or not (html / "index.html").is_file():
-        raise PublishError(f"no finished build: {stamp_path} or {html / 'index.html'} is missing; {rebuild}")
-    stamp = json.loads(stamp_path.read_text(encoding="utf-8"))
-    if stamp.get("inputs") != render_inputs_hash(layout):
+    rebuild = "run `make book` (python -m tools build), then publish again"
+    html = layout.html
+    if not layout.render_stamp.is_file() or not (html / "index.html").is_file():
+        raise PublishError(f"no finished build: {layout.render_stamp} or {html / 'index.html'} "
+                           f"is missing; {rebuild}")
+    if not render.html_is_current(layout):
         raise PublishError(f"the HTML in {html} is older than the sources it is made from "
                            f"(the book, the tools or the notebooks changed since it was rendered); {rebuild}")
     references = References.load(layout)
@@ -214,7 +209,7 @@ def push(layout: Layout, remote: str, names: dict[str, str]) -> None:
 
 
 def publish(layout: Layout, remote: str = "origin", install_from: str | None = None,
-            dry_run: Path | None = None, log=print) -> dict[str, str]:
+            dry_run: Path | None = None, progress: Progress = print) -> dict[str, str]:
     """Check, write and (unless ``dry_run``) push; returns the site's and a Colab URL."""
     repo = github_repository(layout)
     names = branches(layout)
@@ -233,41 +228,19 @@ def publish(layout: Layout, remote: str = "origin", install_from: str | None = N
                 tree.rename(dry_run / names[kind])
         finally:
             shutil.rmtree(staging, ignore_errors=True)
-        log(f"wrote {' and '.join(str(dry_run / n) for n in names.values())}; pushed nothing")
+        progress(f"wrote {' and '.join(str(dry_run / n) for n in names.values())}; pushed nothing")
     else:
         heads = check_remote(layout, remote, commit)
         with tempfile.TemporaryDirectory(prefix="publish-") as staging:
             trees = write_trees(layout, html, sections, commit, install_from, Path(staging))
             commit_trees(layout, remote, heads, trees, names, commit)
         push(layout, remote, names)
-        log(f"published {commit[:12]} to {remote}: branches {' and '.join(names.values())}")
+        progress(f"published {commit[:12]} to {remote}: branches {' and '.join(names.values())}")
     owner, name = repo.split("/")
     urls = {"site": f"https://{owner}.github.io/{name}/"}
     if sections:
         urls["colab"] = COLAB_URL.format(repo=repo, branch=names["notebooks"],
                                          framework=FRAMEWORKS[0], page=sections[0])
     for kind, url in urls.items():
-        log(f"{kind}: {url}")
+        progress(f"{kind}: {url}")
     return urls
-
-
-def main(argv: list[str] | None = None, layout: Layout | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m tools.publish", description=__doc__.split("\n")[0])
-    parser.add_argument("--remote", default="origin",
-                        help="the git remote to push to: a remote's name, a URL or a path (default: origin)")
-    parser.add_argument("--install-from", metavar="URL", default=None,
-                        help="where the install cell fetches d2l_mini (default: repository.url of _config.yml)")
-    parser.add_argument("--dry-run", metavar="DIR", type=Path, default=None,
-                        help="write the two branches' trees into DIR instead of pushing")
-    args = parser.parse_args(argv)
-    try:
-        publish(layout or Layout(), remote=args.remote, install_from=args.install_from,
-                dry_run=args.dry_run, log=lambda line: print(line, flush=True))
-    except PublishError as error:
-        print(f"\npublish failed: {error}", file=sys.stderr, flush=True)
-        return 1
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

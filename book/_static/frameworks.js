@@ -1,15 +1,20 @@
 // Framework tabs. Twin code cells (myst-nb gives each cell the class tag_<tag>) stand
 // next to each other, PyTorch first; this script puts each run of them behind one tab
-// bar. The choice is one for the whole book: kept in localStorage, set by
-// ?framework=pytorch|jax in the URL, and applied from <head> (the class fw-<name> on
-// <html>) so that frameworks.css hides the other framework's cells before the first paint.
+// bar. The frameworks, their names and labels, are the book's framework table
+// (tools/frameworks.py), which the Sphinx extension puts into every page as
+// window.bookFrameworks. The choice is one for the whole book: kept in localStorage, set
+// by ?framework=<name> in the URL, and applied from <head> (the class fw-<name> on
+// <html>) so that the style hides the other framework's cells before the first paint.
 // Each bar follows the WAI-ARIA tabs pattern: one Tab stop (the selected tab), Left/Right
 // and Home/End move to another framework and select it, every tab names the cells it
 // shows (aria-controls) and every cell the tab that labels it.
 (function () {
   "use strict";
-  var LABELS = { pytorch: "PyTorch", jax: "JAX" };
-  var FRAMEWORKS = Object.keys(LABELS);
+  var TABLE = window.bookFrameworks || [];
+  var FRAMEWORKS = TABLE.map(function (f) { return f.name; });
+  var LABELS = {};
+  TABLE.forEach(function (f) { LABELS[f.name] = f.label; });
+  if (!FRAMEWORKS.length) return;
   var KEY = "transformer-block-book.framework";
   var root = document.documentElement;
 
@@ -98,15 +103,18 @@
     return bar;
   }
 
-  // A run starts at a tagged cell and takes the tagged cells that follow it; a PyTorch
-  // cell after a JAX cell starts the next run. Runs with both frameworks get a tab bar.
+  // A run starts at a tagged cell and takes the tagged cells that follow it; a cell of
+  // a framework earlier in the table (a PyTorch cell after a JAX cell) starts the next
+  // run. Runs with every framework get a tab bar.
   function group() {
     var groups = 0;
-    document.querySelectorAll("div.cell.tag_pytorch, div.cell.tag_jax").forEach(function (cell) {
+    var tagged = FRAMEWORKS.map(function (f) { return "div.cell.tag_" + f; }).join(", ");
+    document.querySelectorAll(tagged).forEach(function (cell) {
       if (!frameworkOf(cell) || cell.parentElement.classList.contains("fw-group")) return;
       var run = [cell], panels = {}, next = cell.nextElementSibling;
       panels[frameworkOf(cell)] = [cell];
-      while (next && frameworkOf(next) && !(frameworkOf(next) === FRAMEWORKS[0] && panels[FRAMEWORKS[1]])) {
+      while (next && frameworkOf(next) &&
+             FRAMEWORKS.indexOf(frameworkOf(next)) >= FRAMEWORKS.indexOf(frameworkOf(run[run.length - 1]))) {
         (panels[frameworkOf(next)] = panels[frameworkOf(next)] || []).push(next);
         run.push(next);
         next = next.nextElementSibling;

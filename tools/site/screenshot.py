@@ -1,19 +1,18 @@
 """A screenshot of a rendered section page, for the README.
 
-    python -m tools.screenshot [--page how-to-use] [--out docs/screenshot.png]
+    python -m tools screenshot [--page how-to-use] [--out docs/screenshot.png]
 
 Serves the built HTML (_build/site/_build/html) on 127.0.0.1, opens the page in
 headless Chromium (/usr/bin/chromium, through Playwright) 1200 pixels wide, with the
 first tab group that holds a figure (or the first one) at the bottom of the view, and saves the viewport as a PNG.
 """
 
-import argparse
 import functools
 import http.server
 import threading
 from pathlib import Path
 
-from tools.paths import Layout
+from tools.steps import UsageError
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
@@ -21,11 +20,12 @@ CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networki
 
 
 class QuietHandler(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, *args):
+    def log_message(self, *args: object) -> None:
         pass
 
 
-def screenshot(html, page, out, *, browser=None, width=1200, height=900, chromium=CHROMIUM):
+def screenshot(html: Path, page: str, out: Path, *, browser: object = None, width: int = 1200,
+               height: int = 900, chromium: str = CHROMIUM) -> Path:
     """Save a screenshot of <html>/<page>.html to `out`; returns its path.
 
     browser: a Playwright browser to use; by default Chromium is started and closed here.
@@ -34,7 +34,7 @@ def screenshot(html, page, out, *, browser=None, width=1200, height=900, chromiu
 
     html, out = Path(html), Path(out)
     if not (html / f"{page}.html").is_file():
-        raise ValueError(f"page {page!r}: no {html / page}.html; build the book first (make book)")
+        raise UsageError(f"page {page!r}: no {html / page}.html; build the book first (make book)")
     handler = functools.partial(QuietHandler, directory=str(html))
     httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     threading.Thread(target=httpd.serve_forever, daemon=True).start()
@@ -53,7 +53,7 @@ def screenshot(html, page, out, *, browser=None, width=1200, height=900, chromiu
     return out
 
 
-def shoot(browser, url, out, width, height):
+def shoot(browser: object, url: str, out: Path, width: int, height: int) -> None:
     context = browser.new_context(viewport={"width": width, "height": height})
     view = context.new_page()
     view.goto(url)
@@ -68,16 +68,3 @@ def shoot(browser, url, out, width, height):
     out.parent.mkdir(parents=True, exist_ok=True)
     view.screenshot(path=str(out))
     context.close()
-
-
-def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--html", type=Path, default=Layout().build / "site" / "_build" / "html")
-    parser.add_argument("--page", default="how-to-use", help="a page path without .html")
-    parser.add_argument("--out", type=Path, default=Layout().root / "docs" / "screenshot.png")
-    args = parser.parse_args(argv)
-    print(f"wrote {screenshot(args.html, args.page, args.out)}")
-
-
-if __name__ == "__main__":
-    main()

@@ -1,51 +1,32 @@
 """The "Execution report" page: every notebook, how long it ran and on what.
 
-`python -m tools.report [records.json] [report.md]` writes the page from the records that
-tools/execute.py keeps in _build/exec/records.json; tools/render.py does the same when it
-assembles the site.
+tools/site/render.py writes the page when it assembles the site, from the records that
+tools/run/execute.py keeps in _build/exec/records.json.
 """
 
-import argparse
-import json
+from __future__ import annotations
+
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Iterable
 
-FRAMEWORKS = {"pytorch": "PyTorch", "jax": "JAX"}
-STATUSES = ("executed", "cached", "failed")
-FIELDS = ("section", "framework", "wall_s", "status", "executed_at", "python", "versions", "hardware")
-
-
-def load_records(path):
-    """The records of records.json, checked: a list of dicts with every field."""
-    path = Path(path)
-    records = json.loads(path.read_text())
-    if not isinstance(records, list):
-        raise ValueError(f"{path}: records must be a JSON list, got {type(records).__name__}")
-    for i, record in enumerate(records):
-        missing = [field for field in FIELDS if field not in record]
-        if missing:
-            raise ValueError(f"{path}: record {i} lacks {', '.join(missing)}; each has {', '.join(FIELDS)}")
-        if record["framework"] not in FRAMEWORKS:
-            raise ValueError(f"{path}: record {i}: framework must be one of {sorted(FRAMEWORKS)}, "
-                             f"got {record['framework']!r}")
-        if record["status"] not in STATUSES:
-            raise ValueError(f"{path}: record {i}: status must be one of {STATUSES}, got {record['status']!r}")
-    return records
+from tools.frameworks import TABLE
+from tools.run.records import read as read_records
 
 
-def cell(value):
+def cell(value: object) -> str:
     return str(value).replace("|", "\\|").replace("\n", " ")
 
 
-def section_ref(section, linked):
+def section_ref(section: str, linked: set[str]) -> str:
     return f"{{doc}}`{section}`" if section in linked else f"`{section}`"
 
 
-def environment_rows(records):
+def environment_rows(records: list[dict]) -> list[tuple[str, dict[str, list[str]]]]:
     """One row per framework: Python, package versions and hardware, all values seen."""
     rows = []
-    for framework, label in FRAMEWORKS.items():
-        mine = [r for r in records if r["framework"] == framework]
+    for fw in TABLE:
+        mine = [r for r in records if r["framework"] == fw.name]
         if not mine:
             continue
         seen = {"Python": sorted({str(r["python"]) for r in mine})}
@@ -55,11 +36,11 @@ def environment_rows(records):
                 if str(version) not in seen[package]:
                     seen[package].append(str(version))
         seen["Hardware"] = sorted({str(r["hardware"]) for r in mine})
-        rows.append((label, seen))
+        rows.append((fw.label, seen))
     return rows
 
 
-def run_time(stamp):
+def run_time(stamp: object) -> str:
     """'2026-11-29 12:42 UTC' from an ISO timestamp (left as it is if it is not one)."""
     try:
         when = datetime.fromisoformat(str(stamp))
@@ -70,10 +51,11 @@ def run_time(stamp):
     return when.strftime("%Y-%m-%d %H:%M") + (" UTC" if when.tzinfo is not None else "")
 
 
-def report_markdown(records, sections=None, linked=()):
+def report_markdown(records: list[dict], sections: list[str] | None = None,
+                    linked: Iterable[str] = ()) -> str:
     """The page as MyST Markdown.
 
-    records: as load_records returns them. sections: the section paths the book builds,
+    records: as tools.run.records.read returns them. sections: the section paths the book builds,
     in reading order; only their notebooks are listed, and a framework without a record
     for one of them is listed as "missing" (None: every record, in path order). linked:
     the section paths that are pages of this build, shown as links.
@@ -83,7 +65,7 @@ def report_markdown(records, sections=None, linked=()):
         records = [r for r in records if r["section"] in set(sections)]
     sections = list(sections) if sections is not None else sorted({r["section"] for r in records})
     by_key = {(r["section"], r["framework"]): r for r in records}
-    keys = [(section, framework) for section in sections for framework in FRAMEWORKS]
+    keys = [(section, fw) for section in sections for fw in TABLE]
     hardware = sorted({str(r["hardware"]) for r in records})
     per_row_hardware = len(hardware) > 1
     header = ["Section", "Framework", "Wall time (s)", "Status", "Ran at"]
@@ -103,9 +85,9 @@ def report_markdown(records, sections=None, linked=()):
     if hardware and not per_row_hardware:
         lines += [f"All of them ran on the same hardware: {cell(hardware[0])}.", ""]
     lines += ["| " + " | ".join(header) + " |", "| " + " | ".join(align) + " |"]
-    for section, framework in keys:
-        record = by_key.get((section, framework))
-        row = [section_ref(section, linked), FRAMEWORKS[framework]]
+    for section, fw in keys:
+        record = by_key.get((section, fw.name))
+        row = [section_ref(section, linked), fw.label]
         if record is None:
             row += ["", "missing", ""] + ([""] if per_row_hardware else [])
         else:
@@ -113,9 +95,9 @@ def report_markdown(records, sections=None, linked=()):
             if per_row_hardware:
                 row.insert(4, cell(record["hardware"]))
         lines.append("| " + " | ".join(row) + " |")
-    totals = {f: sum(float(r["wall_s"]) for r in records if r["framework"] == f) for f in FRAMEWORKS}
+    totals = {fw.label: sum(float(r["wall_s"]) for r in records if r["framework"] == fw.name) for fw in TABLE}
     lines += ["", "Total wall time: " + ", ".join(
-        f"{FRAMEWORKS[f]} {totals[f]:.1f} s" for f in FRAMEWORKS) + ".", ""]
+        f"{label} {total:.1f} s" for label, total in totals.items()) + ".", ""]
     env = environment_rows(records)
     if env:
         lines += ["## Software and hardware", ""]
@@ -126,22 +108,8 @@ def report_markdown(records, sections=None, linked=()):
     return "\n".join(lines)
 
 
-def write_report(records_path, out_path, sections=None, linked=()):
-    records = load_records(records_path) if Path(records_path).is_file() else []
+def write_report(records_path: Path, out_path: Path, sections: list[str] | None = None,
+                 linked: Iterable[str] = ()) -> list[dict]:
+    records = read_records(records_path) if Path(records_path).is_file() else []
     Path(out_path).write_text(report_markdown(records, sections, linked))
     return records
-
-
-def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("records", nargs="?", default="_build/exec/records.json")
-    parser.add_argument("out", nargs="?", default="_build/site/report.md")
-    args = parser.parse_args(argv)
-    if not Path(args.records).is_file():
-        parser.error(f"{args.records} does not exist: run python -m tools.execute first")
-    write_report(args.records, args.out)
-    print(f"wrote {args.out}")
-
-
-if __name__ == "__main__":
-    main()

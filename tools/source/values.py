@@ -17,12 +17,13 @@ from __future__ import annotations
 import re
 
 from d2l_mini.glue import MIME_TYPE
+from tools.steps import StepFailed
 
 ROLE = re.compile(r"\{value\}`(?P<name>[A-Za-z_]\w*)(?::(?P<spec>[^`]*))?`")
 PLACEHOLDER = re.compile(r'<span data-book-value="(?P<name>[A-Za-z_]\w*)(?::(?P<spec>[^"]*))?">[^<]*</span>')
 
 
-class MissingValue(Exception):
+class MissingValue(StepFailed):
     """The prose quotes a value that no cell recorded, or cannot format it."""
 
 

@@ -1,7 +1,7 @@
 """Copy the book's ``#@save`` cells into d2l_mini.
 
-    python -m tools.save            rewrite d2l_mini/torch.py and d2l_mini/jax.py
-    python -m tools.save --check    exit 1, naming the modules that are out of date
+    python -m tools save            rewrite d2l_mini/torch.py and d2l_mini/jax.py
+    python -m tools save --check    exit 1, naming the modules that are out of date
 
 Code cells whose first line is ``#@save`` are collected from every section in
 table-of-contents order: ``pytorch``-tagged ones go to d2l_mini/torch.py,
@@ -10,19 +10,18 @@ the marker line at the end of each module is replaced by those cells.
 """
 from __future__ import annotations
 
-import argparse
-import sys
 from pathlib import Path
 
-from tools.paths import Layout, write_atomic
-from tools.sections import find_sections, in_toc_order, read_section
+from tools.frameworks import TABLE
+from tools.paths import Layout
+from tools.source.sections import find_sections, in_toc_order, read_section
+from tools.steps import UsageError
 
 MARKER = "# ---- Below: code saved from the book by `python -m tools.save`; do not edit by hand. ----"
 SAVE = "#@save"
-MODULES = {"pytorch": "torch.py", "jax": "jax.py"}
 
 
-class MissingMarker(Exception):
+class MissingMarker(UsageError):
     pass
 
 
@@ -49,38 +48,10 @@ def module_text(current: str, path: Path, cells: list[tuple[str, str]]) -> str:
 def stale_modules(layout: Layout) -> dict[Path, str]:
     """``{module: the text it should have}`` for every module that is out of date."""
     stale = {}
-    for framework, name in MODULES.items():
-        path = layout.library / name
+    for fw in TABLE:
+        path = layout.library / fw.module
         current = path.read_text(encoding="utf-8") if path.is_file() else ""
-        wanted = module_text(current, path, saved_cells(layout, framework))
+        wanted = module_text(current, path, saved_cells(layout, fw.name))
         if wanted != current:
             stale[path] = wanted
     return stale
-
-
-def main(argv: list[str] | None = None, layout: Layout | None = None) -> int:
-    layout = layout or Layout()
-    parser = argparse.ArgumentParser(prog="python -m tools.save", description=__doc__.split("\n")[0])
-    parser.add_argument("--check", action="store_true",
-                        help="only report modules that differ from the book; exit 1 if any")
-    args = parser.parse_args(argv)
-    try:
-        stale = stale_modules(layout)
-    except MissingMarker as error:
-        print(f"save: {error}", file=sys.stderr)
-        return 2
-    for path, text in stale.items():
-        shown = path.relative_to(layout.root) if path.is_relative_to(layout.root) else path
-        if args.check:
-            print(f"{shown} is out of date with the book's #@save cells", file=sys.stderr)
-        else:
-            write_atomic(path, text)
-            print(f"updated {shown}")
-    if args.check and stale:
-        print("run `make save` (python -m tools.save) and commit the result", file=sys.stderr)
-        return 1
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

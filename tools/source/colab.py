@@ -22,12 +22,11 @@ import tomllib
 import yaml
 from packaging.requirements import InvalidRequirement, Requirement
 
-from tools.paths import Layout, check_framework
+from tools.frameworks import framework as framework_row
+from tools.paths import Layout
 
 CELL_ID = "install"
 DEFAULT_REPOSITORY = "https://github.com/d2l-mini/transformer-block-book"
-# The pyproject.toml extra that holds each framework's packages.
-EXTRAS = {"pytorch": "torch", "jax": "jax"}
 
 # $names are filled in by install_source(); the rest is the cell as readers see it.
 TEMPLATE = string.Template('''\
@@ -61,14 +60,6 @@ $gpu    packages = " ".join(install)
     %pip install --quiet {packages} "d2l_mini @ git+$repository"
 ''')
 
-# JAX from PyPI runs on the CPU only; on a GPU machine it needs its CUDA plugin.
-JAX_GPU = '''\
-    import shutil
-    if shutil.which("nvidia-smi"):
-        install = [p.replace("jax==", "jax[cuda12]==", 1) if p.startswith("jax==") else p
-                   for p in install]
-'''
-LABELS = {"pytorch": "PyTorch", "jax": "JAX, Flax and Optax"}
 
 
 def repository_url(layout: Layout) -> str:
@@ -94,7 +85,7 @@ def pinned_versions(layout: Layout) -> dict[str, str]:
 
 def minimum_versions(framework: str, layout: Layout) -> dict[str, str]:
     """``name -> lower bound`` of the framework's extra in pyproject.toml."""
-    extra = EXTRAS[check_framework(framework)]
+    extra = framework_row(framework).extra
     where = f"{layout.pyproject} [project.optional-dependencies] {extra}"
     try:
         project = tomllib.loads(layout.pyproject.read_text(encoding="utf-8"))["project"]
@@ -135,6 +126,6 @@ def install_source(framework: str, layout: Layout, commit: str | None = None,
             raise ValueError(f"commit must be a full 40-digit hexadecimal commit id, got {commit!r}")
         source = f"{source}@{commit}"
     return TEMPLATE.substitute(
-        label=LABELS[framework], minimum=json.dumps(minimum), pinned=json.dumps(pinned),
-        gpu=JAX_GPU if framework == "jax" else "", repository=source,
+        label=framework_row(framework).install_label, minimum=json.dumps(minimum),
+        pinned=json.dumps(pinned), gpu=framework_row(framework).gpu_install, repository=source,
     ).rstrip("\n")

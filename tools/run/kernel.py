@@ -15,7 +15,7 @@ from jupyter_core.utils import ensure_async
 from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError, CellTimeoutError, DeadKernelError
 
-from tools.outputs import clean_text
+from tools.run.outputs import clean_text
 
 
 class NotebookFailed(Exception):

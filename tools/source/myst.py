@@ -5,7 +5,7 @@ or number of their target), ``(label)=`` lines go, numbered equations get a
 ``\\tag{n}``, figures become images with a caption (local files are embedded as
 cell attachments, so the notebook shows them wherever it is opened), admonitions
 become block quotes, value references a placeholder that execution fills
-(tools/values.py), and a ``{container} fw-only-<framework>`` block stays in its own
+(tools/source/values.py), and a ``{container} fw-only-<framework>`` block stays in its own
 framework's notebook only.  Code spans, code blocks and math are left alone.
 """
 from __future__ import annotations
@@ -18,20 +18,20 @@ from pathlib import Path
 
 import latexcodec  # noqa: F401  (registers the "ulatex" codec)
 import yaml
-from pybtex.database.input.bibtex import Parser as BibtexParser
 from markdown_it.renderer import RendererHTML
 from myst_parser.config.main import MdParserConfig
 from myst_parser.parsers.mdit import create_md_parser
+from pybtex.database.input.bibtex import Parser as BibtexParser
 
-from tools import values
 from tools.paths import Layout
+from tools.source import values
 
 ADMONITIONS = {
     "note", "tip", "hint", "important", "warning", "caution", "attention",
     "danger", "error", "seealso", "admonition",
 }
 DROPPED_DIRECTIVES = {"bibliography", "tableofcontents", "toctree", "glossary"}
-# Prose for one framework: ```{container} fw-only-pytorch``` (see tools/values.py).
+# Prose for one framework: ```{container} fw-only-pytorch``` (see tools/source/values.py).
 FRAMEWORK_ONLY = re.compile(r"fw-only-(?P<framework>\w+)")
 IMAGE_TYPES = {
     ".svg": "image/svg+xml", ".png": "image/png", ".jpg": "image/jpeg",

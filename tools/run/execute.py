@@ -1,10 +1,6 @@
 """Execute the split notebooks, each in its own python3 kernel, several at once.
 
-    python -m tools.execute [--framework pytorch|jax] [book/<rel>.md ...]
-
-(no section: every section; no ``--framework``: both frameworks)
-
-Splits the sections, then runs every notebook whose content hash (tools.cache)
+Splits the sections, then runs every notebook whose content hash (tools.run.cache)
 changed (all of them, even after one failed), longest first, ``BOOK_JOBS`` at a time
 (default: one per two cores), each kernel with ``cores // jobs`` threads and
 ``BOOK_TIMEOUT`` seconds (default 2700).  An executed notebook is written to
@@ -20,30 +16,32 @@ import copy
 import dataclasses
 import datetime
 import os
-import sys
 import time
 from pathlib import Path
+from typing import Iterable
 
 import nbformat
 
-from tools import records
-from tools.cache import METADATA_KEY, hashed_code_cells, notebook_hash, recorded
-from tools.kernel import NotebookFailed, run_notebook
-from tools.outputs import clean_notebook
-from tools.paths import FRAMEWORKS, Layout, check_framework, write_atomic
-from tools.sections import chosen_sections, find_sections, section_parser
-from tools.split import split_all
-from tools.values import fill_notebook
+from tools.frameworks import FRAMEWORKS, check_frameworks
+from tools.paths import Layout, write_atomic
+from tools.run import records
+from tools.run.cache import METADATA_KEY, hashed_code_cells, notebook_hash, recorded
+from tools.run.kernel import NotebookFailed, run_notebook
+from tools.run.outputs import clean_notebook
+from tools.source.sections import find_sections
+from tools.source.split import split_all
+from tools.source.values import fill_notebook
+from tools.steps import Progress, StepFailed, UsageError
 
 DEFAULT_TIMEOUT = 2700.0  # the longest notebook takes ~8 min on two idle cores; room for a busy machine
 PROGRESS_EVERY = 60.0  # seconds between "still running" lines
 
 
-class ExecutionFailed(Exception):
+class ExecutionFailed(StepFailed):
     """One or more notebooks failed; the message says which, where and why."""
 
 
-class NotUpToDate(Exception):
+class NotUpToDate(StepFailed):
     """Executed notebooks are missing or older than their sources (use_executed)."""
 
 
@@ -64,13 +62,13 @@ def cpu_cores() -> int:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
 
 
-def _positive(name: str, value, kind):
+def _positive(name: str, value: object, kind: type) -> int | float:
     try:
         number = kind(value)
     except (TypeError, ValueError):
         number = None
     if number is None or number <= 0:
-        raise ValueError(f"{name} must be a positive {kind.__name__}, got {value!r}")
+        raise UsageError(f"{name} must be a positive {kind.__name__}, got {value!r}")
     return number
 
 
@@ -82,7 +80,7 @@ def default_jobs() -> int:
     return max(1, cpu_cores() // 2)
 
 
-def settings(jobs=None, timeout=None) -> tuple[int, float]:
+def settings(jobs: int | str | None = None, timeout: float | str | None = None) -> tuple[int, float]:
     """(jobs, timeout) from the arguments, else BOOK_JOBS / BOOK_TIMEOUT, else defaults."""
     jobs = jobs if jobs is not None else os.environ.get("BOOK_JOBS") or default_jobs()
     timeout = timeout if timeout is not None else os.environ.get("BOOK_TIMEOUT") or DEFAULT_TIMEOUT
@@ -130,23 +128,20 @@ def read_executed(path: Path) -> nbformat.NotebookNode | None:
         return None
 
 
-def check_frameworks(frameworks) -> tuple[str, ...]:
-    """``frameworks`` as a tuple in the book's order; raises on anything else."""
-    if isinstance(frameworks, str) or not isinstance(frameworks, (list, tuple, set, frozenset)):
-        raise TypeError(f"frameworks must be a list or tuple of names from {FRAMEWORKS}, "
-                        f"got {frameworks!r}")
-    if not frameworks:
-        raise ValueError(f"frameworks must name at least one of {FRAMEWORKS}, got none")
-    chosen = {check_framework(fw) for fw in frameworks}
-    return tuple(fw for fw in FRAMEWORKS if fw in chosen)
+@dataclasses.dataclass
+class Plan:
+    """Which split notebooks can keep their earlier run and which must run."""
+    cached: list[tuple[Job, nbformat.NotebookNode]]  # with the earlier run's outputs
+    to_run: list[Job]
 
 
-def plan(names: list[str], layout: Layout, force: bool = False, log=print,
-         frameworks=FRAMEWORKS):
-    """Split notebooks into (records of cached ones, jobs to run)."""
-    cached, jobs = [], []
+def plan(names: list[str], layout: Layout, force: bool = False,
+         frameworks: Iterable[str] = FRAMEWORKS) -> Plan:
+    """Sort the split notebooks of ``names`` into cached and to-run ones; writes nothing."""
+    frameworks = check_frameworks(frameworks)
+    planned = Plan([], [])
     for rel in names:
-        for framework in check_frameworks(frameworks):
+        for framework in frameworks:
             notebook = nbformat.read(layout.notebook(framework, rel), as_version=4)
             job = Job(rel, framework, notebook, notebook_hash(notebook, layout),
                       layout.executed(framework, rel))
@@ -154,12 +149,21 @@ def plan(names: list[str], layout: Layout, force: bool = False, log=print,
             up_to_date = executed is not None and recorded(executed).get("hash") == job.hash
             reused = reuse_outputs(job, executed) if up_to_date else None
             if reused is None:
-                jobs.append(job)
-                continue
-            _write(job.output, reused)
-            cached.append(_record(job, "cached", recorded(reused)))
-            log(f"{job.label}: cached (ran in {recorded(reused)['wall_s']:.1f} s)")
-    return cached, jobs
+                planned.to_run.append(job)
+            else:
+                planned.cached.append((job, reused))
+    return planned
+
+
+def keep_cached(cached: list[tuple[Job, nbformat.NotebookNode]], progress: Progress) -> list[dict]:
+    """Write the cached notebooks (earlier outputs on the current prose); their records."""
+    kept = []
+    for job, notebook in cached:
+        _write(job.output, notebook)
+        facts = recorded(notebook)
+        kept.append(_record(job, "cached", facts))
+        progress(f"{job.label}: cached (ran in {facts['wall_s']:.1f} s)")
+    return kept
 
 
 def longest_first(jobs: list[Job], layout: Layout) -> list[Job]:
@@ -174,7 +178,7 @@ def longest_first(jobs: list[Job], layout: Layout) -> list[Job]:
 
 
 async def _run_all(jobs: list[Job], layout: Layout, parallel: int, threads: int,
-                   timeout: float, log) -> tuple[list[dict], list[NotebookFailed]]:
+                   timeout: float, progress: Progress) -> tuple[list[dict], list[NotebookFailed]]:
     semaphore = asyncio.Semaphore(parallel)
     running: dict[str, tuple[float, list, int]] = {}
     done: list[dict] = []
@@ -182,7 +186,7 @@ async def _run_all(jobs: list[Job], layout: Layout, parallel: int, threads: int,
 
     async def run(number: int, job: Job):
         async with semaphore:
-            log(f"[{number}/{len(jobs)}] {job.label}: started")
+            progress(f"[{number}/{len(jobs)}] {job.label}: started")
             notebook = copy.deepcopy(job.notebook)
             probe = nbformat.v4.new_code_cell(records.probe_source(job.framework))
             probe.id = records.PROBE_ID
@@ -203,7 +207,7 @@ async def _run_all(jobs: list[Job], layout: Layout, parallel: int, threads: int,
                 facts = dict(records.local_environment(job.framework), wall_s=wall, executed_at=executed_at)
                 done.append(_record(job, "failed", facts))
                 failures.append(failure)
-                log(f"[{number}/{len(jobs)}] {job.label}: FAILED after {wall:.1f} s\n{failure.message()}")
+                progress(f"[{number}/{len(jobs)}] {job.label}: FAILED after {wall:.1f} s\n{failure.message()}")
                 return
             wall = time.monotonic() - started
             facts = records.read_probe(notebook.cells.pop())
@@ -214,7 +218,7 @@ async def _run_all(jobs: list[Job], layout: Layout, parallel: int, threads: int,
             notebook.metadata[METADATA_KEY] = facts
             _write(job.output, notebook)
             done.append(_record(job, "executed", facts))
-            log(f"[{number}/{len(jobs)}] {job.label}: done in {wall:.1f} s")
+            progress(f"[{number}/{len(jobs)}] {job.label}: done in {wall:.1f} s")
 
     async def report_progress():
         while True:
@@ -222,7 +226,7 @@ async def _run_all(jobs: list[Job], layout: Layout, parallel: int, threads: int,
             now = time.monotonic()
             for label, (started, current, cells) in list(running.items()):
                 at = min(current[0] or 0, cells)
-                log(f"  ... {label}: {now - started:.0f} s, at cell {at} of {cells}")
+                progress(f"  ... {label}: {now - started:.0f} s, at cell {at} of {cells}")
 
     async def run_tracked(number: int, job: Job):
         try:
@@ -238,8 +242,9 @@ async def _run_all(jobs: list[Job], layout: Layout, parallel: int, threads: int,
     return done, failures
 
 
-def execute(names: list[str], layout: Layout, *, jobs=None, timeout=None, force: bool = False,
-            split: bool = True, log=print, frameworks=FRAMEWORKS) -> list[dict]:
+def execute(names: list[str], layout: Layout, *, jobs: int | str | None = None,
+            timeout: float | str | None = None, force: bool = False, split: bool = True,
+            progress: Progress = print, frameworks: Iterable[str] = FRAMEWORKS) -> list[dict]:
     """Execute the notebooks of ``names`` in ``frameworks``; returns their records.
 
     Raises ExecutionFailed (after writing the records) if any notebook failed.
@@ -248,15 +253,16 @@ def execute(names: list[str], layout: Layout, *, jobs=None, timeout=None, force:
     parallel, timeout = settings(jobs, timeout)
     if split:
         split_all(names, layout)
-    cached, to_run = plan(names, layout, force=force, log=log, frameworks=frameworks)
-    to_run = longest_first(to_run, layout)
+    planned = plan(names, layout, force=force, frameworks=frameworks)
+    cached = keep_cached(planned.cached, progress)
+    to_run = longest_first(planned.to_run, layout)
     done, failures = [], []
     if to_run:
         parallel = min(parallel, len(to_run))
         threads = max(1, cpu_cores() // parallel)
-        log(f"executing {len(to_run)} notebook(s), {parallel} at a time, "
+        progress(f"executing {len(to_run)} notebook(s), {parallel} at a time, "
             f"{threads} thread(s) each, timeout {timeout:g} s")
-        done, failures = asyncio.run(_run_all(to_run, layout, parallel, threads, timeout, log))
+        done, failures = asyncio.run(_run_all(to_run, layout, parallel, threads, timeout, progress))
     new = cached + done
     records.save(layout, new, find_sections(layout))
     if failures:
@@ -264,7 +270,7 @@ def execute(names: list[str], layout: Layout, *, jobs=None, timeout=None, force:
     return new
 
 
-def use_executed(names: list[str], layout: Layout, log=print) -> list[dict]:
+def use_executed(names: list[str], layout: Layout, progress: Progress = print) -> list[dict]:
     """Take the executed notebooks of ``names`` as they are, running nothing.
 
     Each must exist and be up to date with its split notebook; their outputs move
@@ -273,13 +279,14 @@ def use_executed(names: list[str], layout: Layout, log=print) -> list[dict]:
     without one is recorded from its own metadata, as cached.  Raises NotUpToDate
     naming every missing or stale notebook.
     """
-    cached, to_run = plan(names, layout, log=log)
-    if to_run:
-        lines = [f"  {job.label}: {_missing_or_stale(job)}" for job in to_run]
+    planned = plan(names, layout)
+    if planned.to_run:
+        lines = [f"  {job.label}: {_missing_or_stale(job)}" for job in planned.to_run]
         raise NotUpToDate(
-            f"{len(to_run)} executed notebook(s) missing or out of date:\n" + "\n".join(lines)
-            + "\nexecute them first (python -m tools.execute [--framework NAME]), "
+            f"{len(planned.to_run)} executed notebook(s) missing or out of date:\n" + "\n".join(lines)
+            + "\nexecute them first (python -m tools execute [--framework NAME]), "
             "or build without --no-execute")
+    cached = keep_cached(planned.cached, progress)
     earlier = {(r["section"], r["framework"], r.get("executed_at")) for r in records.load(layout)}
     fresh = [r for r in cached if (r["section"], r["framework"], r["executed_at"]) not in earlier]
     records.save(layout, fresh, find_sections(layout))
@@ -291,28 +298,3 @@ def _missing_or_stale(job: Job) -> str:
         return f"{job.output} is missing"
     return (f"{job.output} is stale (its code cells, d2l_mini, requirements.txt or the "
             "installed frameworks changed since it ran)")
-
-
-def main(argv: list[str] | None = None, layout: Layout | None = None) -> int:
-    layout = layout or Layout()
-    parser = section_parser("python -m tools.execute", __doc__)
-    parser.add_argument("--force", action="store_true", help="execute even if the cache is up to date")
-    parser.add_argument("--framework", choices=FRAMEWORKS,
-                        help="execute only this framework's notebooks (default: both)")
-    args = parser.parse_args(argv)
-    names = chosen_sections(parser, args, layout)
-    try:
-        settings()
-    except ValueError as error:
-        parser.error(str(error))
-    try:
-        execute(names, layout, force=args.force, log=lambda line: print(line, flush=True),
-                frameworks=(args.framework,) if args.framework else FRAMEWORKS)
-    except ExecutionFailed as error:
-        print(f"\nnotebook execution failed:\n{error}", file=sys.stderr, flush=True)
-        return 1
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -5,19 +5,16 @@ untagged code cells go to both notebooks, cells tagged ``pytorch`` or ``jax`` on
 to theirs.  Every cell keeps the id of its position in the source (``c007``), the
 same in both notebooks; the first cell installs what Colab lacks.  The framework
 tags are dropped (merge reads them again from the source), other tags are kept.
-
-    python -m tools.split [book/<rel>.md ...]     (no argument: every section)
 """
 from __future__ import annotations
 
-import sys
-
 import nbformat
 
-from tools import colab
-from tools.myst import Converter, References
-from tools.paths import FRAMEWORKS, Layout, write_atomic
-from tools.sections import Section, chosen_sections, read_section, section_parser
+from tools.frameworks import FRAMEWORKS
+from tools.paths import Layout, write_atomic
+from tools.source import colab
+from tools.source.myst import Converter, References
+from tools.source.sections import Section, read_section
 
 KERNELSPEC = {"display_name": "Python 3", "language": "python", "name": "python3"}
 
@@ -72,18 +69,3 @@ def split_section(rel: str, layout: Layout, references: References | None = None
 def split_all(names: list[str], layout: Layout) -> dict[str, dict]:
     references = References.load(layout)
     return {rel: split_section(rel, layout, references) for rel in names}
-
-
-def main(argv: list[str] | None = None, layout: Layout | None = None) -> int:
-    layout = layout or Layout()
-    parser = section_parser("python -m tools.split", __doc__)
-    args = parser.parse_args(argv)
-    names = chosen_sections(parser, args, layout)
-    for rel, paths in split_all(names, layout).items():
-        for framework, path in paths.items():
-            print(f"split {rel} [{framework}] -> {path.relative_to(layout.root) if path.is_relative_to(layout.root) else path}")
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -16,21 +16,20 @@ from importlib import metadata
 import nbformat
 
 from d2l_mini import settings
-
-from tools.colab import CELL_ID as INSTALL_CELL_ID
+from tools.frameworks import TABLE
 from tools.paths import Layout
+from tools.source.colab import CELL_ID as INSTALL_CELL_ID
 
 # Bump when execution or output cleaning changes in a way that alters outputs.
 CACHE_VERSION = "1"
 METADATA_KEY = "book_execution"
-FRAMEWORK_PACKAGES = ("torch", "jax", "jaxlib", "jax-cuda12-plugin", "jax-cuda13-plugin", "flax", "optax")
 
 
 @functools.cache
 def installed_builds() -> str:
     """``name==version`` of each framework package installed here (``+cpu`` included)."""
     lines = []
-    for name in FRAMEWORK_PACKAGES:
+    for name in (name for fw in TABLE for name in fw.cache_packages):
         try:
             lines.append(f"{name}=={metadata.version(name)}")
         except metadata.PackageNotFoundError:

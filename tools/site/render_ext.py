@@ -1,11 +1,16 @@
-"""Sphinx extension for the book's HTML (loaded by _config.yml; tools/render.py copies it).
+"""Sphinx extension for the book's HTML (loaded by _config.yml; tools/site/render.py copies it).
 
 - Every page built from a notebook gets, under its title, links to its PyTorch and JAX
-  notebooks: a download of the split notebook that tools/render.py copied to
+  notebooks: a download of the split notebook that tools/site/render.py copied to
   ``notebooks/<framework>/<page>.ipynb``, and "Open in Colab" on the branch named by the
   ``notebooks_branch`` setting of the repository in ``repository.url``. Each framework's
-  links carry the class ``fw-only-<framework>``, so that frameworks.css shows only those
-  of the selected tab. Pages written in Markdown get no links.
+  links carry the class ``fw-only-<framework>``, so that the framework style shows only
+  those of the selected tab. Pages written in Markdown get no links.
+- The frameworks (names and labels) come from the ``book_frameworks`` setting, which
+  tools/site/render.py writes into the site's _config.yml from tools/frameworks.py. Every page
+  gets them as ``window.bookFrameworks`` before frameworks.js runs, and
+  ``_static/frameworks-table.css`` holds the style rules that name a framework: hide the
+  other frameworks' cells and prose, label both versions when JavaScript is off.
 - MathJax 3 is copied from the sphinx-mathjax-offline package into ``_static/mathjax``,
   which ``mathjax_path`` points at, so that the book reads without a network.
 - Image outputs of notebooks get their output's ``text/plain`` as alt text when it
@@ -17,13 +22,19 @@
   and myst-nb's toggles of hidden cell sources are named by their visible text.
 """
 
+from __future__ import annotations
+
 import html
+import json
 import re
 from importlib import metadata
 from pathlib import Path
+from typing import Callable
 
 from bs4 import BeautifulSoup, Tag
 from docutils import nodes
+from sphinx.application import Sphinx
+from sphinx.config import Config
 from sphinx.errors import ExtensionError
 from sphinx.transforms.post_transforms import SphinxPostTransform
 from sphinx.util import logging
@@ -32,7 +43,7 @@ from sphinx.util.osutil import relative_uri
 
 logger = logging.getLogger(__name__)
 
-FRAMEWORKS = (("pytorch", "PyTorch"), ("jax", "JAX"))
+TABLE_CSS = "frameworks-table.css"
 NOTEBOOKS_DIR = "notebooks"
 COLAB_URL = "https://colab.research.google.com/github/{repo}/blob/{branch}/{framework}/{page}.ipynb"
 MATHJAX_DIST = "sphinx-mathjax-offline"
@@ -41,7 +52,7 @@ PYTHON_REPR = re.compile(r"<.*>", re.DOTALL)
 UNDESCRIBED_IMAGE = "Image output of the code cell"
 
 
-def github_repo(url):
+def github_repo(url: str | None) -> str:
     """'owner/name' of a GitHub repository URL."""
     match = re.fullmatch(r"https://github\.com/([\w.-]+)/([\w.-]+?)(?:\.git)?/?", url or "")
     if match is None:
@@ -52,11 +63,11 @@ def github_repo(url):
     return f"{match[1]}/{match[2]}"
 
 
-def notebook_links_html(app, docname):
+def notebook_links_html(app: Sphinx, docname: str) -> str:
     repo = github_repo(app.config.html_theme_options.get("repository_url"))
     page_uri = app.builder.get_target_uri(docname)
     parts = []
-    for framework, label in FRAMEWORKS:
+    for framework, label in frameworks(app.config):
         download = relative_uri(page_uri, f"{NOTEBOOKS_DIR}/{framework}/{docname}.ipynb")
         colab = COLAB_URL.format(
             repo=repo, branch=app.config.notebooks_branch, framework=framework, page=docname
@@ -73,17 +84,17 @@ def notebook_links_html(app, docname):
     return '<div class="fw-notebooks">' + "".join(parts) + "</div>\n"
 
 
-def split_notebooks_present(app, docname):
+def split_notebooks_present(app: Sphinx, docname: str) -> list[str]:
     extra_dirs = [Path(app.srcdir, path) for path in app.config.html_extra_path]
     missing = []
-    for framework, _ in FRAMEWORKS:
+    for framework, _ in frameworks(app.config):
         relpath = Path(NOTEBOOKS_DIR, framework, f"{docname}.ipynb")
         if not any((extra / relpath).is_file() for extra in extra_dirs):
             missing.append(relpath.as_posix())
     return missing
 
 
-def add_notebook_links(app, doctree, docname):
+def add_notebook_links(app: Sphinx, doctree: nodes.document, docname: str) -> None:
     if app.builder.format != "html":
         return
     if Path(app.env.doc2path(docname)).suffix != ".ipynb":
@@ -103,7 +114,51 @@ def add_notebook_links(app, doctree, docname):
         doctree.insert(0, raw)
 
 
-def mathjax_source():
+def frameworks(config: Config) -> list[tuple[str, str]]:
+    """``[(name, label)]`` of the book's frameworks, in tab order."""
+    table = config.book_frameworks
+    if not table:
+        raise ExtensionError("book_frameworks is not set: build the site with `python -m tools render`, "
+                             "which writes it into _config.yml from tools/frameworks.py")
+    return [(row["name"], row["label"]) for row in table]
+
+
+def frameworks_css(table: list[tuple[str, str]]) -> str:
+    """The style rules that name a framework, for ``[(name, label)]``."""
+    names = [name for name, _ in table]
+    hidden = [f"html.fw-{shown} {element}{other}" for shown in names for other in names if other != shown
+              for element in ("div.cell.tag_", ".fw-only-")]
+    rules = [",\n".join(hidden) + " { display: none; }",
+             "/* Without JavaScript every version shows, labelled. */"]
+    for i, (name, label) in enumerate(table):
+        rules.append(f"html:not(.fw-js) div.cell.tag_{name}::before, "
+                     f"html:not(.fw-js) div.fw-only-{name}::before {{ content: {json.dumps(label)}; }}")
+        value_label = (" / " if i else "") + f"{label}: "
+        rules.append(f"html:not(.fw-js) .fw-value.fw-only-{name}::before {{ content: {json.dumps(value_label)}; }}")
+    rules.append(", ".join(f"html:not(.fw-js) div.cell.tag_{name}::before" for name in names) + """ {
+  display: inline-block; margin-bottom: 0.2rem; padding: 0 0.5rem; font-size: 0.8rem;
+  font-weight: 600; border-radius: 0.25rem; color: var(--fw-on-accent); background: var(--fw-accent);
+}""")
+    rules.append(", ".join(f"html:not(.fw-js) div.fw-only-{name}::before" for name in names)
+                 + " { display: block; font-size: 0.8rem; font-weight: 600; }")
+    return "/* Generated by render_ext.py from the book's framework table. */\n" + "\n".join(rules) + "\n"
+
+
+def add_framework_table(app: Sphinx) -> None:
+    table = frameworks(app.config)
+    script = "window.bookFrameworks = " + json.dumps([{"name": n, "label": l} for n, l in table]) + ";"
+    app.add_js_file(None, body=script, priority=200)  # before frameworks.js (html_js_files: 800)
+    app.add_css_file(TABLE_CSS)
+
+
+def write_framework_css(app: Sphinx, exc: Exception | None) -> None:
+    if exc is None and app.builder.format == "html":
+        target = Path(app.outdir, "_static", TABLE_CSS)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(frameworks_css(frameworks(app.config)), encoding="utf-8")
+
+
+def mathjax_source() -> Path:
     try:
         dist = metadata.distribution(MATHJAX_DIST)
     except metadata.PackageNotFoundError:
@@ -117,25 +172,25 @@ def mathjax_source():
     return source
 
 
-def mathjax_unused(relpath):
+def mathjax_unused(relpath: str) -> bool:
     """The other combined builds and the SVG output, which tex-chtml.js never loads."""
     if "/" not in relpath:
         return relpath.endswith(".js") and relpath != MATHJAX_ENTRY
     return relpath == "output/svg.js" or relpath.startswith("output/svg/")
 
 
-def copy_mathjax(app, exc):
+def copy_mathjax(app: Sphinx, exc: Exception | None) -> None:
     if exc is None and app.builder.format == "html":
         target = Path(app.outdir, "_static", "mathjax")
         copy_asset(str(mathjax_source()), str(target), excluded=mathjax_unused)
 
 
-def check_mathjax(app, config):
+def check_mathjax(app: Sphinx, config: Config) -> None:
     if Path(config.mathjax_path).name == MATHJAX_ENTRY and "://" not in config.mathjax_path:
         mathjax_source()
 
 
-def output_description(bundle):
+def output_description(bundle: nodes.Element) -> str | None:
     """The text/plain of a notebook output's mime bundle, unless it is a bare repr."""
     for child in bundle.children:
         if child.get("mime_type") == "text/plain":
@@ -153,7 +208,7 @@ class ImageOutputAlt(SphinxPostTransform):
 
     default_priority = 3
 
-    def run(self, **kwargs):
+    def run(self, **kwargs: object) -> None:
         for bundle in self.document.findall(nodes.container):
             if bundle.get("nb_element") != "mime_bundle":
                 continue
@@ -162,7 +217,7 @@ class ImageOutputAlt(SphinxPostTransform):
                 image.setdefault("alt", alt)
 
 
-def name_toc_toggles(toctree):
+def name_toc_toggles(toctree: Tag | str) -> Tag | str:
     """Name each sidebar <summary> that holds only its chevron icon after the entry it
     expands. `toctree`: the theme's toctree, a BeautifulSoup (changed in place) or HTML."""
     soup = toctree if isinstance(toctree, Tag) else BeautifulSoup(toctree or "", "html.parser")
@@ -174,8 +229,8 @@ def name_toc_toggles(toctree):
     return toctree if isinstance(toctree, Tag) else str(soup)
 
 
-def with_named_toc_toggles(generate):
-    def generate_named(*args, **kwargs):
+def with_named_toc_toggles(generate: Callable[..., str]) -> Callable[..., str]:
+    def generate_named(*args: object, **kwargs: object) -> str:
         return name_toc_toggles(generate(*args, **kwargs))
 
     return generate_named
@@ -187,7 +242,8 @@ BIBLIOGRAPHY_ENTRY = re.compile(r'(<div class="citation"[^>]*) role="doc-biblioe
 HIDDEN_CELL_TOGGLE = '<summary aria-label="Toggle hidden content">'
 
 
-def fix_theme_html(app, pagename, templatename, context, doctree):
+def fix_theme_html(app: Sphinx, pagename: str, templatename: str, context: dict,
+                   doctree: nodes.document | None) -> None:
     if "generate_toctree_html" in context:
         context["generate_toctree_html"] = with_named_toc_toggles(context["generate_toctree_html"])
     if "body" in context:
@@ -195,8 +251,11 @@ def fix_theme_html(app, pagename, templatename, context, doctree):
         context["body"] = body.replace(HIDDEN_CELL_TOGGLE, "<summary>")
 
 
-def setup(app):
+def setup(app: Sphinx) -> dict:
     app.add_config_value("notebooks_branch", "notebooks", "html", types=[str])
+    app.add_config_value("book_frameworks", [], "html", types=[list])
+    app.connect("builder-inited", add_framework_table)
+    app.connect("build-finished", write_framework_css)
     app.connect("config-inited", check_mathjax)
     app.connect("doctree-resolved", add_notebook_links)
     app.connect("build-finished", copy_mathjax)
