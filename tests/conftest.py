@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import jupyter_client
 import pytest
 
 import book_site  # also puts the project on sys.path
@@ -84,3 +85,42 @@ def site(request):
     if built is None:
         pytest.skip("tools/build.py is not there yet: only the hand-made book is checked")
     return built
+
+
+# ------------------------------------------------- make test-fast starts no kernel
+
+KERNEL_GUARD = pytest.StashKey[pytest.MonkeyPatch]()
+KERNELS_STARTED = pytest.StashKey[list]()
+
+
+class KernelInFastTest(RuntimeError):
+    """Raised when a test outside the slow half starts a Jupyter kernel."""
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item):
+    """Outside the slow half, starting a Jupyter kernel (in the test or its fixtures)
+    raises, and the test errors: make test-fast must stay fast."""
+    if item.get_closest_marker("slow"):
+        return
+    started = item.stash[KERNELS_STARTED] = []
+
+    def refuse(manager, *args, **kwargs):
+        started.append(manager.kernel_name)
+        raise KernelInFastTest(f"{item.nodeid} started a Jupyter kernel: mark it @pytest.mark.slow")
+
+    guard = item.stash[KERNEL_GUARD] = pytest.MonkeyPatch()
+    for manager in (jupyter_client.KernelManager, jupyter_client.AsyncKernelManager):
+        guard.setattr(manager, "start_kernel", refuse)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_teardown(item, nextitem):
+    try:
+        return (yield)
+    finally:
+        if KERNEL_GUARD in item.stash:
+            item.stash[KERNEL_GUARD].undo()
+            if item.stash[KERNELS_STARTED]:
+                pytest.fail(f"{item.nodeid} started a Jupyter kernel but is not marked slow "
+                            "(make test-fast must start none)", pytrace=False)

@@ -20,6 +20,7 @@ def test_a_stale_library_stops_the_build_before_any_notebook_runs(project):
     assert not project.layout.notebook("pytorch", "ch/a").exists()
 
 
+@pytest.mark.slow
 def test_build_runs_every_step_and_drops_notebooks_of_removed_sections(project):
     with_library(project)
     layout = project.layout

@@ -54,6 +54,7 @@ def two_sections(project):
     return project
 
 
+@pytest.mark.slow
 def test_both_frameworks_run_and_are_recorded(two_sections):
     layout = two_sections.layout
     records, _ = run(two_sections)
@@ -82,6 +83,7 @@ def test_both_frameworks_run_and_are_recorded(two_sections):
     assert pytorch["python"].count(".") == 2 and "T" in pytorch["executed_at"]
 
 
+@pytest.mark.slow
 def test_outputs_are_clean_and_kernels_get_their_environment(two_sections):
     run(two_sections)
     notebook = nbformat.read(two_sections.layout.executed("jax", "ch/a"), as_version=4)
@@ -90,6 +92,7 @@ def test_outputs_are_clean_and_kernels_get_their_environment(two_sections):
     assert text == f"red\ndone\n{threads} 1 1 0 module://matplotlib_inline.backend_inline\n"
 
 
+@pytest.mark.slow
 def test_a_prose_edit_reexecutes_nothing(two_sections):
     layout = two_sections.layout
     run(two_sections)
@@ -105,6 +108,7 @@ def test_a_prose_edit_reexecutes_nothing(two_sections):
     assert [c.outputs[0]["text"] for c in merged.cells if c.source == "print(a * 10)"] == ["10\n", "20\n"]
 
 
+@pytest.mark.slow
 def test_a_new_install_cell_reexecutes_nothing(two_sections):
     layout = two_sections.layout
     run(two_sections)
@@ -116,6 +120,7 @@ def test_a_new_install_cell_reexecutes_nothing(two_sections):
     assert next(c for c in notebook.cells if c.source == "print(a * 10)").outputs[0]["text"] == "20\n"
 
 
+@pytest.mark.slow
 def test_a_code_edit_reexecutes_only_that_notebook(two_sections):
     layout = two_sections.layout
     run(two_sections)
@@ -148,6 +153,7 @@ def test_the_hash_covers_code_library_and_pins_but_not_prose(project, monkeypatc
     assert notebook_hash(notebook, layout) != fourth
 
 
+@pytest.mark.slow
 def test_a_failing_cell_stops_with_framework_notebook_cell_and_traceback(project, capsys):
     code = project.code
     project.section("ch/fails", "# Fails\n", code("value = 1"),
@@ -175,6 +181,7 @@ def test_a_failing_cell_stops_with_framework_notebook_cell_and_traceback(project
     assert "ValueError: boom at 1" in err
 
 
+@pytest.mark.slow
 def test_a_notebook_past_its_timeout_fails(project):
     project.section("ch/slow", project.code("import time\ntime.sleep(60)"))
     with pytest.raises(ExecutionFailed, match=r"(?s)ch/slow failed in notebook cell 1.*timed out"):

@@ -38,6 +38,7 @@ def no_kernels(monkeypatch):
     monkeypatch.setattr(execute_module, "run_notebook", refuse)
 
 
+@pytest.mark.slow
 def test_one_framework_runs_alone_and_keeps_the_others_records(one_section):
     layout = one_section.layout
     execute(["ch/a"], layout, jobs=1, log=quiet, frameworks=("jax",))
@@ -59,6 +60,7 @@ def test_the_frameworks_argument_is_checked(one_section):
         execute(["ch/a"], layout, log=quiet, frameworks=())
 
 
+@pytest.mark.slow
 def test_the_command_line_takes_one_framework(one_section, capsys):
     layout = one_section.layout
     assert execute_module.main(["--framework", "pytorch", "book/ch/a.md"], layout) == 0
@@ -70,6 +72,7 @@ def test_the_command_line_takes_one_framework(one_section, capsys):
     assert "invalid choice: 'tensorflow'" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_without_executing_missing_notebooks_fail_the_build_by_name(one_section, monkeypatch):
     layout = one_section.layout
     execute(["ch/a"], layout, jobs=1, log=quiet, frameworks=("pytorch",))
@@ -82,6 +85,7 @@ def test_without_executing_missing_notebooks_fail_the_build_by_name(one_section,
     assert not layout.merged("ch/a").exists()
 
 
+@pytest.mark.slow
 def test_without_executing_stale_notebooks_fail_the_build_by_name(one_section, monkeypatch):
     layout = one_section.layout
     execute(["ch/a"], layout, jobs=1, log=quiet)
@@ -92,6 +96,7 @@ def test_without_executing_stale_notebooks_fail_the_build_by_name(one_section, m
         build(layout, log=quiet, render_html=False, run_kernels=False)
 
 
+@pytest.mark.slow
 def test_without_executing_the_build_merges_what_was_executed(one_section, monkeypatch):
     layout = one_section.layout
     one_section.section("ch/a", "# A, with more words\n", one_section.code("a = 'torch'", "pytorch"),
@@ -105,6 +110,7 @@ def test_without_executing_the_build_merges_what_was_executed(one_section, monke
     assert statuses(layout) == {("ch/a", fw): "executed" for fw in FRAMEWORKS}
 
 
+@pytest.mark.slow
 def test_records_of_separate_runs_are_merged(one_section, tmp_path, capsys):
     layout = one_section.layout
     runs = {}
