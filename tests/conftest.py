@@ -1,6 +1,7 @@
 """Shared fixtures: small throw-away projects for the pipeline, and the built book."""
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import jupyter_client
@@ -124,3 +125,15 @@ def pytest_runtest_teardown(item, nextitem):
             if item.stash[KERNELS_STARTED]:
                 pytest.fail(f"{item.nodeid} started a Jupyter kernel but is not marked slow "
                             "(make test-fast must start none)", pytrace=False)
+
+
+def pytest_collection_finish(session):
+    """Keep JAX's compiled programs between runs, in pytest's cache folder: a rerun
+    compiles only what changed (the fast half is mostly XLA compilation)."""
+    jax = sys.modules.get("jax")  # imported by the collected test modules, if any
+    cache = getattr(session.config, "cache", None)  # None under -p no:cacheprovider
+    if jax is None or cache is None:
+        return
+    jax.config.update("jax_compilation_cache_dir", str(cache.mkdir("jax-compilation-cache")))
+    jax.config.update("jax_persistent_cache_min_compile_time_secs", 0)
+    jax.config.update("jax_persistent_cache_min_entry_size_bytes", -1)
