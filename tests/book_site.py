@@ -16,7 +16,6 @@ import importlib
 import importlib.util
 import json
 import shutil
-import sys
 import tempfile
 from pathlib import Path
 
@@ -24,8 +23,6 @@ import nbformat
 from nbformat import v4
 
 REPO = Path(__file__).resolve().parent.parent
-if str(REPO) not in sys.path:
-    sys.path.insert(0, str(REPO))
 
 FRONT_MATTER = """---
 jupytext:

@@ -7,7 +7,7 @@ from pathlib import Path
 import jupyter_client
 import pytest
 
-import book_site  # also puts the project on sys.path
+import book_site
 from book_site import FRONT_MATTER
 from tools.paths import Layout
 

@@ -1,19 +1,14 @@
 """tools.render's site assembly and tools.report's page, without building HTML."""
 
 import json
-import sys
-from pathlib import Path
 
 import pytest
 import yaml
 
-REPO = Path(__file__).resolve().parent.parent
-if str(REPO) not in sys.path:
-    sys.path.insert(0, str(REPO))
-
-import book_site  # noqa: E402
-from tools import render, report  # noqa: E402
-from tools.paths import Layout  # noqa: E402
+import book_site
+from book_site import REPO
+from tools import render, report
+from tools.paths import Layout
 
 
 def record(section, framework, **changes):
