@@ -1,4 +1,5 @@
-"""Shared fixtures: small throw-away projects for the pipeline, and the built book."""
+"""Shared by every test: small throw-away projects, no kernel outside the slow half,
+JAX's compilation cache."""
 from __future__ import annotations
 
 import sys
@@ -7,8 +8,7 @@ from pathlib import Path
 import jupyter_client
 import pytest
 
-import book_site
-from book_site import FRONT_MATTER
+from tests.site.book_site import FRONT_MATTER
 from tools.paths import Layout
 
 REQUIREMENTS = "flax==0.12.8\njax==0.10.2\njaxlib==0.10.2\noptax==0.2.8\ntorch==2.13.0+cpu\n"
@@ -57,35 +57,6 @@ class Project:
 @pytest.fixture
 def project(tmp_path) -> Project:
     return Project(tmp_path / "project")
-
-
-@pytest.fixture(scope="session")
-def executed_book() -> Layout:
-    """The repository's book, split, executed and merged once per session.
-
-    Under ``make test`` the book was just built, so this only confirms that nothing
-    changed (every notebook cached).  A failing notebook fails every test that uses
-    the fixture, with the framework, notebook, cell and traceback.
-    """
-    from tools.build import BuildFailed, build
-
-    layout = Layout()
-    try:
-        build(layout, log=lambda line: None, render_html=False)
-    except BuildFailed as error:
-        pytest.fail(f"building the book failed:\n{error}", pytrace=False)
-    return layout
-
-
-@pytest.fixture(scope="module", params=["demo", "real"])
-def site(request):
-    """The hand-made demo book, then the book itself (tests/book_site.py builds both)."""
-    if request.param == "demo":
-        return book_site.demo_site()
-    built = book_site.real_site()
-    if built is None:
-        pytest.skip("tools/build.py is not there yet: only the hand-made book is checked")
-    return built
 
 
 # ------------------------------------------------- make test-fast starts no kernel

@@ -1,7 +1,7 @@
 """The built HTML: framework tabs, notebook links, local MathJax, the execution report.
 
 Checked on the real book (built once by tools.build when the pipeline is there) and on
-the hand-made project of tests/book_site.py, which also shows that a warning fails the
+the hand-made project of tests/site/book_site.py, which also shows that a warning fails the
 build.
 """
 
@@ -15,8 +15,8 @@ import pytest
 import yaml
 from bs4 import BeautifulSoup
 
-import book_site
-from book_site import REPO
+from tests.site import book_site
+from tests.site.book_site import REPO
 
 pytestmark = pytest.mark.slow
 

@@ -1,4 +1,4 @@
-"""The built HTML books that tests/test_html.py and tests/test_browser.py look at.
+"""The built HTML books that tests/site/test_html.py and test_browser.py look at.
 
 Each is built at most once per test session:
 - `real_site()`: the book itself, through tools.build.build() (split, execute with its
@@ -22,7 +22,7 @@ from pathlib import Path
 import nbformat
 from nbformat import v4
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 
 FRONT_MATTER = """---
 jupytext:

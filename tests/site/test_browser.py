@@ -3,7 +3,7 @@ Chromium (Debian's /usr/bin/chromium) driven by Playwright, on the built HTML se
 127.0.0.1 with every other address blocked.
 
 Runs on the real book when the pipeline is there, and always on the hand-made book of
-tests/book_site.py, whose twin cells differ in height so that switching moves the page.
+tests/site/book_site.py, whose twin cells differ in height so that switching moves the page.
 Every page is checked by axe-core (node_modules/axe-core, pinned in package-lock.json,
 installed by `make test`) in the light and the dark colour scheme.
 Outside CI a machine without Chromium or axe-core skips these tests; in CI (CI set) it
@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from book_site import REPO
+from tests.site.book_site import REPO
 
 pytestmark = [pytest.mark.slow, pytest.mark.browser]
 

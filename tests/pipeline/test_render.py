@@ -5,8 +5,8 @@ import json
 import pytest
 import yaml
 
-import book_site
-from book_site import REPO
+from tests.site import book_site
+from tests.site.book_site import REPO
 from tools import render, report
 from tools.paths import Layout
 

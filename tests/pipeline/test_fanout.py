@@ -141,7 +141,7 @@ def copy_of_the_project(root):
     cells (no framework imported, so kernels start fast) and a progress loop."""
     import shutil
 
-    from book_site import FRONT_MATTER, REPO
+    from tests.site.book_site import FRONT_MATTER, REPO
     from conftest import Project
 
     project = Project(root)

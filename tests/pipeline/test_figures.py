@@ -3,7 +3,7 @@ import importlib
 
 import pytest
 
-from book_site import REPO
+from tests.site.book_site import REPO
 
 
 @pytest.mark.parametrize("module", sorted(

@@ -202,7 +202,7 @@ def test_refuses_a_repository_url_that_is_not_github(built, capsys):
 # Colab runtime; the published notebooks run there, from a folder outside the project,
 # and their install cell fetches d2l_mini from the bare repository at the commit.
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 READER_RUNS = ("how-to-use", "transformer-block/block-by-hand")
 # What a Colab runtime has before the install cell runs: the frameworks, the notebook
 # machinery, no d2l_mini.
