@@ -8,17 +8,30 @@ import pytest
 
 
 class TorchSide:
-    name = 'torch'
-
     def __init__(self):
         import torch
         from d2l_mini import torch as d2l
         self.torch, self.d2l = torch, d2l
 
-    def make(self, num_hiddens, num_heads, dropout=0.0, bias=False, seed=0):
+    def make(self, num_hiddens, num_heads, dropout=0.0, bias=False, seed=0,
+             cls=None):
         self.torch.manual_seed(seed)
-        return self.d2l.MultiHeadAttention(num_hiddens, num_heads, dropout,
-                                           bias=bias)
+        cls = cls or self.d2l.MultiHeadAttention
+        return cls(num_hiddens, num_heads, dropout, bias=bias)
+
+    def tensor(self, array):
+        return self.torch.from_numpy(array)
+
+    def unit_rows(self, X):
+        """X scaled to unit length along its last axis."""
+        return X / X.norm(dim=-1, keepdim=True)
+
+    def copy_weights(self, src, dst):
+        dst.load_state_dict(src.state_dict())
+
+    def weight_shape(self, linear):
+        """(in, out) of a linear layer (PyTorch keeps its weight as (out, in))."""
+        return tuple(linear.weight.T.shape)
 
     def call(self, mha, q, k, v, valid_lens=None):
         t = self.torch
@@ -40,20 +53,36 @@ class TorchSide:
     def bias_o(self, mha):
         return mha.W_o.bias.detach().numpy()
 
+    def to_numpy(self, X):
+        return X.detach().numpy()
+
 
 class JaxSide:
-    name = 'jax'
-
     def __init__(self):
         import jax
         from flax import nnx
         from d2l_mini import jax as d2l
         self.jax, self.nnx, self.d2l = jax, nnx, d2l
 
-    def make(self, num_hiddens, num_heads, dropout=0.0, bias=False, seed=0):
-        return self.d2l.MultiHeadAttention(num_hiddens, num_heads, dropout,
-                                           bias=bias,
-                                           rngs=self.nnx.Rngs(seed))
+    def make(self, num_hiddens, num_heads, dropout=0.0, bias=False, seed=0,
+             cls=None):
+        cls = cls or self.d2l.MultiHeadAttention
+        return cls(num_hiddens, num_heads, dropout, bias=bias,
+                   rngs=self.nnx.Rngs(seed))
+
+    def tensor(self, array):
+        return self.jax.numpy.asarray(array)
+
+    def unit_rows(self, X):
+        """X scaled to unit length along its last axis."""
+        return X / self.jax.numpy.linalg.norm(X, axis=-1, keepdims=True)
+
+    def copy_weights(self, src, dst):
+        self.nnx.update(dst, self.nnx.state(src, self.nnx.Param))
+
+    def weight_shape(self, linear):
+        """(in, out) of a linear layer."""
+        return tuple(linear.kernel.shape)
 
     def call(self, mha, q, k, v, valid_lens=None):
         out, weights = mha(q, k, v, valid_lens)
@@ -67,6 +96,9 @@ class JaxSide:
 
     def bias_o(self, mha):
         return np.asarray(mha.W_o.bias[...])
+
+    def to_numpy(self, X):
+        return np.asarray(X)
 
 
 @pytest.fixture(scope='module', params=['torch', 'jax'])
@@ -99,15 +131,11 @@ def test_shapes_and_rows_sum_to_one(fw):
 def test_transpose_qkv_and_output_are_inverse(fw):
     mha = fw.make(12, 3)
     x = np.arange(2 * 4 * 12, dtype=np.float32).reshape(2, 4, 12)
-    if fw.name == 'torch':
-        x = fw.torch.from_numpy(x)
-    heads = mha.transpose_qkv(x)
+    heads = mha.transpose_qkv(fw.tensor(x))
     assert tuple(heads.shape) == (2, 3, 4, 4)
     # head h of position t holds features h*4 .. h*4+3 of that position
-    np.testing.assert_array_equal(np.asarray(heads)[1, 2, 3],
-                                  np.asarray(x)[1, 3, 8:12])
-    np.testing.assert_array_equal(np.asarray(mha.transpose_output(heads)),
-                                  np.asarray(x))
+    np.testing.assert_array_equal(fw.to_numpy(heads)[1, 2, 3], x[1, 3, 8:12])
+    np.testing.assert_array_equal(fw.to_numpy(mha.transpose_output(heads)), x)
 
 
 def test_per_sequence_lengths_hide_exactly_the_keys_past_the_length(fw):
@@ -191,10 +219,7 @@ def test_dropout_on_weights_only_in_training(fw):
     b, _ = fw.call(mha, q, k, v)
     np.testing.assert_array_equal(a, b)
     reference = fw.make(16, 4, dropout=0.0)
-    if fw.name == 'torch':
-        reference.load_state_dict(mha.state_dict())
-    else:
-        fw.nnx.update(reference, fw.nnx.state(mha, fw.nnx.Param))
+    fw.copy_weights(mha, reference)
     expected, we = fw.call(reference, q, k, v)
     np.testing.assert_allclose(a, expected, atol=1e-6)
     # the reported weights are the softmax, before dropout
@@ -242,43 +267,21 @@ def test_projections_are_eager_square_layers(fw):
     mha = fw.make(12, 3, bias=True)
     for name in ('W_q', 'W_k', 'W_v', 'W_o'):
         layer = getattr(mha, name)
-        if fw.name == 'torch':
-            assert tuple(layer.weight.shape) == (12, 12)
-            assert layer.bias is not None
-        else:
-            assert layer.kernel.shape == (12, 12)
-            assert layer.bias is not None
+        assert fw.weight_shape(layer) == (12, 12)
+        assert layer.bias is not None
     without = fw.make(12, 3, bias=False)
-    if fw.name == 'torch':
-        assert without.W_q.bias is None
-        assert 'num_heads=3' in repr(without)
-    else:
-        assert without.W_q.bias is None
+    assert without.W_q.bias is None
+    assert 'num_heads=3' in repr(without)
 
 
 def test_subclass_can_normalise_queries_and_keys(fw):
     """The exercise's QK-norm hook: override dot_product_attention only."""
-    if fw.name == 'torch':
-        torch = fw.torch
+    class UnitQK(fw.d2l.MultiHeadAttention):
+        def dot_product_attention(self, Q, K, V, mask=None):
+            return super().dot_product_attention(fw.unit_rows(Q), fw.unit_rows(K),
+                                                 V, mask)
 
-        class UnitQK(fw.d2l.MultiHeadAttention):
-            def dot_product_attention(self, Q, K, V, mask=None):
-                Q = Q / Q.norm(dim=-1, keepdim=True)
-                K = K / K.norm(dim=-1, keepdim=True)
-                return super().dot_product_attention(Q, K, V, mask)
-
-        torch.manual_seed(0)
-        mha = UnitQK(8, 2)
-    else:
-        import jax.numpy as jnp
-
-        class UnitQK(fw.d2l.MultiHeadAttention):
-            def dot_product_attention(self, Q, K, V, mask=None):
-                Q = Q / jnp.linalg.norm(Q, axis=-1, keepdims=True)
-                K = K / jnp.linalg.norm(K, axis=-1, keepdims=True)
-                return super().dot_product_attention(Q, K, V, mask)
-
-        mha = UnitQK(8, 2, rngs=fw.nnx.Rngs(0))
+    mha = fw.make(8, 2, cls=UnitQK)
     q, k, v = inputs(B=1, Tq=4, Tk=4)
     _, weights = fw.call(mha, 100 * q, 100 * k, v)
     # unit queries and keys bound every logit by sqrt(head_dim) = 2, so no

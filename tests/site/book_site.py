@@ -122,6 +122,8 @@ def more_section():
 
 
 SECTIONS = {"demo/twins": twins_section, "demo/more": more_section}
+# The package that holds each framework, as records name it.
+PACKAGES = {"pytorch": "torch", "jax": "jax"}
 
 
 def split(cells, framework):
@@ -163,7 +165,7 @@ def make_project(root):
     records = [
         {"section": rel, "framework": fw, "wall_s": wall, "status": status,
          "executed_at": "2026-01-02T03:04:05+00:00", "python": "3.11.7",
-         "versions": {"torch" if fw == "pytorch" else "jax": "9.9.9", "numpy": "2.4.6"},
+         "versions": {PACKAGES[fw]: "9.9.9", "numpy": "2.4.6"},
          "hardware": "CPU: 2 cores"}
         for rel in SECTIONS
         for fw, wall, status in (("pytorch", 3.25, "executed"), ("jax", 4.5, "cached"))
