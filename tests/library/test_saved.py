@@ -1,4 +1,5 @@
 """tools.save: d2l_mini holds exactly the book's #@save cells."""
+
 import pytest
 
 from tools import save
@@ -8,8 +9,11 @@ from tools.paths import Layout
 def test_d2l_mini_is_up_to_date_with_the_book():
     stale = save.stale_modules(Layout())
     if stale:
-        pytest.fail(f"{', '.join(map(str, stale))} differ from the book's #@save cells: "
-                    "run `make save` and commit the result", pytrace=False)
+        pytest.fail(
+            f"{', '.join(map(str, stale))} differ from the book's #@save cells: "
+            'run `make save` and commit the result',
+            pytrace=False,
+        )
 
 
 def library_module(project, name, body):
@@ -21,39 +25,51 @@ def library_module(project, name, body):
 def test_save_copies_cells_in_toc_order_per_framework(project, capsys):
     code = project.code
     layout = project.layout
-    torch_module = library_module(project, "torch.py", "def kept():\n    return 1")
-    jax_module = library_module(project, "jax.py", "def kept():\n    return 2")
-    project.section("ch/first", code("#@save\nclass Block:\n    framework = 'torch'", "pytorch"),
-                    code("#@save\nclass Block:\n    framework = 'jax'", "jax"),
-                    code("not_saved = 1"))
-    project.section("ch/second", code("#@save\ndef shared():\n    return 'both'"),
-                    code("x = 1  #@save is only a marker on the first line"))
-    (layout.root / "_toc.yml").write_text(
-        "format: jb-book\nroot: index\nchapters:\n- file: ch/second\n- file: ch/first\n")
+    torch_module = library_module(project, 'torch.py', 'def kept():\n    return 1')
+    jax_module = library_module(project, 'jax.py', 'def kept():\n    return 2')
+    project.section(
+        'ch/first',
+        code("#@save\nclass Block:\n    framework = 'torch'", 'pytorch'),
+        code("#@save\nclass Block:\n    framework = 'jax'", 'jax'),
+        code('not_saved = 1'),
+    )
+    project.section(
+        'ch/second',
+        code("#@save\ndef shared():\n    return 'both'"),
+        code('x = 1  #@save is only a marker on the first line'),
+    )
+    (layout.root / '_toc.yml').write_text(
+        'format: jb-book\nroot: index\nchapters:\n- file: ch/second\n- file: ch/first\n'
+    )
 
-    assert save.main(["--check"], layout) == 1
-    assert "d2l_mini/torch.py" in capsys.readouterr().err
+    assert save.main(['--check'], layout) == 1
+    assert 'd2l_mini/torch.py' in capsys.readouterr().err
     assert save.main([], layout) == 0
     torch_text = torch_module.read_text()
-    head, _, saved = torch_text.partition(save.MARKER + "\n")
-    assert head.endswith("def kept():\n    return 1\n\n")
-    assert saved == ("\n\n# Saved from book/ch/second.md\ndef shared():\n    return 'both'\n"
-                     "\n\n# Saved from book/ch/first.md\nclass Block:\n    framework = 'torch'\n")
-    assert "framework = 'jax'" in jax_module.read_text() and "framework = 'torch'" not in jax_module.read_text()
-    assert "#@save" not in saved and "not_saved" not in saved
+    head, _, saved = torch_text.partition(save.MARKER + '\n')
+    assert head.endswith('def kept():\n    return 1\n\n')
+    assert saved == (
+        "\n\n# Saved from book/ch/second.md\ndef shared():\n    return 'both'\n"
+        "\n\n# Saved from book/ch/first.md\nclass Block:\n    framework = 'torch'\n"
+    )
+    assert (
+        "framework = 'jax'" in jax_module.read_text()
+        and "framework = 'torch'" not in jax_module.read_text()
+    )
+    assert '#@save' not in saved and 'not_saved' not in saved
 
-    assert save.main(["--check"], layout) == 0
+    assert save.main(['--check'], layout) == 0
     assert save.main([], layout) == 0 and torch_module.read_text() == torch_text  # deterministic
 
-    section = layout.source("ch/first")
+    section = layout.source('ch/first')
     section.write_text(section.read_text().replace("'jax'", "'flax'"))
-    assert save.main(["--check"], layout) == 1
+    assert save.main(['--check'], layout) == 1
     err = capsys.readouterr().err
-    assert "d2l_mini/jax.py" in err and "d2l_mini/torch.py" not in err and "make save" in err
+    assert 'd2l_mini/jax.py' in err and 'd2l_mini/torch.py' not in err and 'make save' in err
 
 
 def test_a_module_without_the_marker_is_an_error(project, capsys):
-    (project.layout.library / "torch.py").write_text("x = 1\n")
-    library_module(project, "jax.py", "")
-    assert save.main(["--check"], project.layout) == 2
+    (project.layout.library / 'torch.py').write_text('x = 1\n')
+    library_module(project, 'jax.py', '')
+    assert save.main(['--check'], project.layout) == 2
     assert save.MARKER in capsys.readouterr().err

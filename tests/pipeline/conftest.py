@@ -1,10 +1,11 @@
 """Fixtures of the pipeline's tests: the repository's book, executed."""
+
 import pytest
 
 from tools.paths import Layout
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope='session')
 def executed_book() -> Layout:
     """The repository's book, split, executed and merged once per session.
 
@@ -18,5 +19,5 @@ def executed_book() -> Layout:
     try:
         build(layout, log=lambda line: None, render_html=False)
     except BuildFailed as error:
-        pytest.fail(f"building the book failed:\n{error}", pytrace=False)
+        pytest.fail(f'building the book failed:\n{error}', pytrace=False)
     return layout

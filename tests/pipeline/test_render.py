@@ -12,121 +12,182 @@ from tools.paths import Layout
 
 
 def record(section, framework, **changes):
-    base = {"section": section, "framework": framework, "wall_s": 1.5, "status": "executed",
-            "executed_at": "2026-01-01T00:00:00+00:00", "python": "3.11.7",
-            "versions": {"numpy": "2.4.6"}, "hardware": "CPU: 2 cores"}
+    base = {
+        'section': section,
+        'framework': framework,
+        'wall_s': 1.5,
+        'status': 'executed',
+        'executed_at': '2026-01-01T00:00:00+00:00',
+        'python': '3.11.7',
+        'versions': {'numpy': '2.4.6'},
+        'hardware': 'CPU: 2 cores',
+    }
     return {**base, **changes}
 
 
 def test_filter_toc_drops_missing_pages_with_their_sections():
-    toc = {"format": "jb-book", "root": "index", "parts": [
-        {"caption": "A", "chapters": [{"file": "intro"}]},
-        {"caption": "B", "chapters": [
-            {"file": "ch/index", "sections": [{"file": "ch/one"}, {"file": "ch/two"}]}]},
-        {"caption": "C", "chapters": [{"file": "gone/index", "sections": [{"file": "gone/x"}]}]},
-    ]}
+    toc = {
+        'format': 'jb-book',
+        'root': 'index',
+        'parts': [
+            {'caption': 'A', 'chapters': [{'file': 'intro'}]},
+            {
+                'caption': 'B',
+                'chapters': [
+                    {'file': 'ch/index', 'sections': [{'file': 'ch/one'}, {'file': 'ch/two'}]}
+                ],
+            },
+            {
+                'caption': 'C',
+                'chapters': [{'file': 'gone/index', 'sections': [{'file': 'gone/x'}]}],
+            },
+        ],
+    }
     notices = []
-    kept = render.filter_toc(toc, {"index", "intro", "ch/index", "ch/two", "gone/x"}, notices.append)
-    assert render.toc_files(kept) == ["index", "intro", "ch/index", "ch/two"]
-    assert [part["caption"] for part in kept["parts"]] == ["A", "B"]
-    assert any("ch/one" in n for n in notices) and any("gone/index" in n and "gone/x" in n for n in notices)
-    assert render.toc_files(toc) == ["index", "intro", "ch/index", "ch/one", "ch/two", "gone/index", "gone/x"]
+    kept = render.filter_toc(
+        toc, {'index', 'intro', 'ch/index', 'ch/two', 'gone/x'}, notices.append
+    )
+    assert render.toc_files(kept) == ['index', 'intro', 'ch/index', 'ch/two']
+    assert [part['caption'] for part in kept['parts']] == ['A', 'B']
+    assert any('ch/one' in n for n in notices) and any(
+        'gone/index' in n and 'gone/x' in n for n in notices
+    )
+    assert render.toc_files(toc) == [
+        'index',
+        'intro',
+        'ch/index',
+        'ch/one',
+        'ch/two',
+        'gone/index',
+        'gone/x',
+    ]
 
 
 def test_filter_toc_needs_the_root_page():
     with pytest.raises(render.RenderError, match="root page 'index'"):
-        render.filter_toc({"root": "index", "chapters": []}, {"other"})
+        render.filter_toc({'root': 'index', 'chapters': []}, {'other'})
 
 
 def test_repository_toc_lists_the_chapter_and_ends_with_the_report():
-    files = render.toc_files(yaml.safe_load((REPO / "_toc.yml").read_text()))
-    assert files[:2] == ["index", "how-to-use"]
-    assert files[-1] == "report"
-    assert {"transformer-block/index", "transformer-block/transformer-block", "transformer-block/vit",
-            "transformer-block/block-by-hand", "transformer-block/casebook"} <= set(files)
+    files = render.toc_files(yaml.safe_load((REPO / '_toc.yml').read_text()))
+    assert files[:2] == ['index', 'how-to-use']
+    assert files[-1] == 'report'
+    assert {
+        'transformer-block/index',
+        'transformer-block/transformer-block',
+        'transformer-block/vit',
+        'transformer-block/block-by-hand',
+        'transformer-block/casebook',
+    } <= set(files)
 
 
 def test_assemble_lays_out_the_site(tmp_path):
-    root = book_site.make_project(tmp_path / "project")
+    root = book_site.make_project(tmp_path / 'project')
     layout = Layout(root=root)
     notices = []
-    sections = render.assemble(layout, tmp_path / "site", notice=notices.append)
-    site = tmp_path / "site"
-    assert sections == ["demo/twins", "demo/more"]
-    assert any("demo/not-written-yet" in n for n in notices)
-    assert "demo/not-written-yet" not in (site / "_toc.yml").read_text()
+    sections = render.assemble(layout, tmp_path / 'site', notice=notices.append)
+    site = tmp_path / 'site'
+    assert sections == ['demo/twins', 'demo/more']
+    assert any('demo/not-written-yet' in n for n in notices)
+    assert 'demo/not-written-yet' not in (site / '_toc.yml').read_text()
     # A section is its merged notebook only; a plain page is its Markdown only.
-    assert (site / "demo/twins.ipynb").is_file() and not (site / "demo/twins.md").exists()
-    assert (site / "demo/index.md").is_file() and not (site / "demo/index.ipynb").exists()
-    for framework in ("pytorch", "jax"):
-        copied = site / "_extra/notebooks" / framework / "demo/twins.ipynb"
-        assert copied.read_bytes() == (layout.build / "notebooks" / framework / "demo/twins.ipynb").read_bytes()
-    for name in ("_config.yml", "references.bib", "_static/frameworks.js", "_static/frameworks.css",
-                 "_ext/render_ext.py", "report.md"):
+    assert (site / 'demo/twins.ipynb').is_file() and not (site / 'demo/twins.md').exists()
+    assert (site / 'demo/index.md').is_file() and not (site / 'demo/index.ipynb').exists()
+    for framework in ('pytorch', 'jax'):
+        copied = site / '_extra/notebooks' / framework / 'demo/twins.ipynb'
+        assert (
+            copied.read_bytes()
+            == (layout.build / 'notebooks' / framework / 'demo/twins.ipynb').read_bytes()
+        )
+    for name in (
+        '_config.yml',
+        'references.bib',
+        '_static/frameworks.js',
+        '_static/frameworks.css',
+        '_ext/render_ext.py',
+        'report.md',
+    ):
         assert (site / name).is_file(), name
 
 
 def test_assemble_refuses_a_section_without_notebooks(tmp_path):
-    root = book_site.make_project(tmp_path / "project")
-    (root / "_build/notebooks/jax/demo/more.ipynb").unlink()
-    with pytest.raises(render.RenderError, match="notebooks/jax/demo/more.ipynb"):
-        render.assemble(Layout(root=root), tmp_path / "site", notice=lambda n: None)
+    root = book_site.make_project(tmp_path / 'project')
+    (root / '_build/notebooks/jax/demo/more.ipynb').unlink()
+    with pytest.raises(render.RenderError, match=r'notebooks/jax/demo/more\.ipynb'):
+        render.assemble(Layout(root=root), tmp_path / 'site', notice=lambda n: None)
 
 
 def test_report_lists_the_book_s_notebooks_and_marks_missing_runs():
-    records = [record("b", "jax", wall_s=12.34, status="cached"), record("a", "pytorch"),
-               record("a", "jax", versions={"jax": "0.10.2"}, hardware="GPU: H100",
-                      executed_at="2026-03-04T05:06:07+02:00"),
-               record("not-in-the-book", "jax")]
-    text = report.report_markdown(records, sections=["b", "a"], linked=["a"])
-    rows = [line for line in text.splitlines() if line.startswith(("| {doc}", "| `"))]
-    assert [row.split("|")[1:3] for row in rows] == [
-        [" `b` ", " PyTorch "], [" `b` ", " JAX "], [" {doc}`a` ", " PyTorch "], [" {doc}`a` ", " JAX "]]
-    assert "| missing |" in rows[0] and "| 12.3 | cached |" in rows[1]
-    assert "| GPU: H100 | 2026-03-04 03:06 UTC |" in rows[3], "hardware differs: one column per row"
-    assert "| jax | 0.10.2 |" in text and "not-in-the-book" not in text
-    assert "JAX 13.8 s" in text
+    records = [
+        record('b', 'jax', wall_s=12.34, status='cached'),
+        record('a', 'pytorch'),
+        record(
+            'a',
+            'jax',
+            versions={'jax': '0.10.2'},
+            hardware='GPU: H100',
+            executed_at='2026-03-04T05:06:07+02:00',
+        ),
+        record('not-in-the-book', 'jax'),
+    ]
+    text = report.report_markdown(records, sections=['b', 'a'], linked=['a'])
+    rows = [line for line in text.splitlines() if line.startswith(('| {doc}', '| `'))]
+    assert [row.split('|')[1:3] for row in rows] == [
+        [' `b` ', ' PyTorch '],
+        [' `b` ', ' JAX '],
+        [' {doc}`a` ', ' PyTorch '],
+        [' {doc}`a` ', ' JAX '],
+    ]
+    assert '| missing |' in rows[0] and '| 12.3 | cached |' in rows[1]
+    assert '| GPU: H100 | 2026-03-04 03:06 UTC |' in rows[3], (
+        'hardware differs: one column per row'
+    )
+    assert '| jax | 0.10.2 |' in text and 'not-in-the-book' not in text
+    assert 'JAX 13.8 s' in text
 
 
 def test_report_names_shared_hardware_once():
-    records = [record("a", "pytorch"), record("a", "jax")]
+    records = [record('a', 'pytorch'), record('a', 'jax')]
     text = report.report_markdown(records)
-    assert "All of them ran on the same hardware: CPU: 2 cores." in text
-    assert "| Hardware |" not in text.split("## Software")[0]
-    assert text.count("| {doc}") == 0 and text.count("| `a` |") == 2
+    assert 'All of them ran on the same hardware: CPU: 2 cores.' in text
+    assert '| Hardware |' not in text.split('## Software')[0]
+    assert text.count('| {doc}') == 0 and text.count('| `a` |') == 2
 
 
-@pytest.mark.parametrize("change, message", [
-    ({"framework": "tensorflow"}, "framework must be one of"),
-    ({"status": "skipped"}, "status must be one of"),
-])
+@pytest.mark.parametrize(
+    'change, message',
+    [
+        ({'framework': 'tensorflow'}, 'framework must be one of'),
+        ({'status': 'skipped'}, 'status must be one of'),
+    ],
+)
 def test_load_records_rejects_bad_values(tmp_path, change, message):
-    path = tmp_path / "records.json"
-    path.write_text(json.dumps([{**record("a", "pytorch"), **change}]))
+    path = tmp_path / 'records.json'
+    path.write_text(json.dumps([{**record('a', 'pytorch'), **change}]))
     with pytest.raises(ValueError, match=message):
         report.load_records(path)
 
 
 def test_load_records_names_a_missing_field(tmp_path):
-    path = tmp_path / "records.json"
-    broken = record("a", "jax")
-    del broken["hardware"]
+    path = tmp_path / 'records.json'
+    broken = record('a', 'jax')
+    del broken['hardware']
     path.write_text(json.dumps([broken]))
-    with pytest.raises(ValueError, match="lacks hardware"):
+    with pytest.raises(ValueError, match='lacks hardware'):
         report.load_records(path)
 
 
 def test_site_digest_follows_every_input(tmp_path):
-    root = book_site.make_project(tmp_path / "project")
+    root = book_site.make_project(tmp_path / 'project')
     layout = Layout(root=root)
-    site = tmp_path / "site"
+    site = tmp_path / 'site'
     render.assemble(layout, site, notice=lambda n: None)
     first = render.site_digest(site)
-    (site / "_build/html").mkdir(parents=True)
-    (site / "_build/html/index.html").write_text("built output does not count")
+    (site / '_build/html').mkdir(parents=True)
+    (site / '_build/html/index.html').write_text('built output does not count')
     render.assemble(layout, site, notice=lambda n: None)
     assert render.site_digest(site) == first
-    assert (site / "_build/html/index.html").is_file(), "assembling keeps the last HTML"
-    (root / "book/demo/index.md").write_text("# The demo chapter\n\nEdited.\n")
+    assert (site / '_build/html/index.html').is_file(), 'assembling keeps the last HTML'
+    (root / 'book/demo/index.md').write_text('# The demo chapter\n\nEdited.\n')
     render.assemble(layout, site, notice=lambda n: None)
     assert render.site_digest(site) != first
