@@ -160,8 +160,7 @@ def copy_of_the_project(root):
     cells (no framework imported, so kernels start fast) and a progress loop."""
     import shutil
 
-    from conftest import Project
-
+    from tests.project import Project
     from tests.site.book_site import REPO
 
     project = Project(root)

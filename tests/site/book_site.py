@@ -22,20 +22,10 @@ from pathlib import Path
 import nbformat
 from nbformat import v4
 
+from tests.project import FRONT_MATTER
+
 REPO = Path(__file__).resolve().parents[2]
 
-FRONT_MATTER = """---
-jupytext:
-  text_representation:
-    extension: .md
-    format_name: myst
-    format_version: 0.13
-kernelspec:
-  display_name: Python 3
-  language: python
-  name: python3
----
-"""
 
 # A tiny red PNG (1x1), standing in for a plot.
 PNG = (
