@@ -23,8 +23,12 @@ test: $(STAMP) $(NODE_STAMP)
 	$(PY) -m tools build
 	$(PY) -m pytest
 
-# Unit and parity tests only: no book build, no browser.
+# The edit loop: the linter and the formatter's check, then the tests that start no
+# Jupyter kernel, build nothing and open no browser (unit, parity, the pipeline's pieces).
+LINTED := d2l_mini tools tests benchmarks
 test-fast: $(STAMP)
+	$(VENV)/bin/ruff check $(LINTED)
+	$(VENV)/bin/ruff format --check $(LINTED)
 	$(PY) -m pytest -m "not slow and not browser"
 
 bench: $(STAMP)

@@ -1,4 +1,5 @@
 """tools.build: the steps in order, a stale library stops it, nothing rebuilt twice."""
+
 import json
 
 import pytest
@@ -9,47 +10,51 @@ from tools.site.render import inputs_hash
 
 
 def with_library(project):
-    for name in ("torch.py", "jax.py"):
+    for name in ('torch.py', 'jax.py'):
         (project.layout.library / name).write_text(f'"""{name}"""\n\n{save.MARKER}\n')
 
 
 def test_a_stale_library_stops_the_build_before_any_notebook_runs(project):
     with_library(project)
-    project.section("ch/a", project.code("#@save\ndef helper():\n    return 1"))
-    with pytest.raises(BuildFailed, match="make save"):
+    project.section('ch/a', project.code('#@save\ndef helper():\n    return 1'))
+    with pytest.raises(BuildFailed, match='make save'):
         build(project.layout, progress=lambda line: None, render_html=False)
-    assert not project.layout.notebook("pytorch", "ch/a").exists()
+    assert not project.layout.notebook('pytorch', 'ch/a').exists()
 
 
+@pytest.mark.slow
 def test_build_runs_every_step_and_drops_notebooks_of_removed_sections(project):
     with_library(project)
     layout = project.layout
-    project.section("ch/kept", project.code("print('kept')"))
-    project.section("ch/gone", project.code("print('gone')"))
+    project.section('ch/kept', project.code("print('kept')"))
+    project.section('ch/gone', project.code("print('gone')"))
     lines = []
     build(layout, progress=lines.append, render_html=False)
-    assert layout.merged("ch/kept").is_file() and layout.merged("ch/gone").is_file()
-    layout.source("ch/gone").unlink()
+    assert layout.merged('ch/kept').is_file() and layout.merged('ch/gone').is_file()
+    layout.source('ch/gone').unlink()
     lines.clear()
     build(layout, progress=lines.append, render_html=False)
-    assert not any("started" in line for line in lines)
-    for path in (layout.merged("ch/gone"), layout.executed("jax", "ch/gone"),
-                 layout.notebook("pytorch", "ch/gone")):
+    assert not any('started' in line for line in lines)
+    for path in (
+        layout.merged('ch/gone'),
+        layout.executed('jax', 'ch/gone'),
+        layout.notebook('pytorch', 'ch/gone'),
+    ):
         assert not path.exists()
-    assert [r["section"] for r in json.loads(layout.records.read_text())] == ["ch/kept", "ch/kept"]
+    assert [r['section'] for r in json.loads(layout.records.read_text())] == ['ch/kept', 'ch/kept']
 
 
 def test_the_html_is_rerendered_only_when_its_inputs_change(project):
     layout = project.layout
-    project.section("ch/a", "# A\n")
-    record = {"section": "ch/a", "framework": "jax", "wall_s": 1.0, "status": "executed"}
+    project.section('ch/a', '# A\n')
+    record = {'section': 'ch/a', 'framework': 'jax', 'wall_s': 1.0, 'status': 'executed'}
     layout.records.parent.mkdir(parents=True)
     layout.records.write_text(json.dumps([record]))
     first = inputs_hash(layout)
-    layout.records.write_text(json.dumps([dict(record, status="cached")]))
-    assert inputs_hash(layout) != first, "the report says which notebooks ran again"
+    layout.records.write_text(json.dumps([dict(record, status='cached')]))
+    assert inputs_hash(layout) != first, 'the report says which notebooks ran again'
     layout.records.write_text(json.dumps([dict(record, wall_s=2.0)]))
     assert inputs_hash(layout) != first
     layout.records.write_text(json.dumps([record]))
-    project.page("plain", "# A plain page\n")
+    project.page('plain', '# A plain page\n')
     assert inputs_hash(layout) != first

@@ -2,13 +2,14 @@
 JAX: with the PyTorch weights copied into the Flax twin, both compute the same
 outputs (float32, within 1e-5). Plus the behaviour both share: validated
 constructor arguments, causal language modelling, reproducible sampling."""
+
 import numpy as np
 import pytest
 
 torch = pytest.importorskip('torch')
 jax = pytest.importorskip('jax')
-from jax import numpy as jnp  # noqa: E402
 from flax import nnx  # noqa: E402
+from jax import numpy as jnp  # noqa: E402
 
 from d2l_mini import jax as d2l_jax  # noqa: E402
 from d2l_mini import torch as d2l_torch  # noqa: E402
@@ -75,7 +76,7 @@ def copy_charlm(src, dst):
     dst.token_emb.embedding[...] = jnp.asarray(numpy(src.token_emb.weight))
     dst.pos_emb.embedding[...] = jnp.asarray(numpy(src.pos_emb.weight))
     assert len(src.blks) == len(dst.blks)
-    for src_blk, dst_blk in zip(src.blks, dst.blks):
+    for src_blk, dst_blk in zip(src.blks, dst.blks, strict=True):
         copy_block(src_blk, dst_blk)
     copy_norm(src.norm, dst.norm)
 
@@ -99,6 +100,7 @@ def random_input(shape, seed=0):
 
 # ------------------------------------------------------------------ parity
 
+
 @pytest.mark.parametrize('act', ['gelu', 'swiglu'])
 @pytest.mark.parametrize('bias', [False, True])
 def test_feedforward_parity(act, bias):
@@ -114,8 +116,7 @@ def test_feedforward_widths_follow_the_weight_budget():
     """4d for the GELU MLP, round(8d/3) for SwiGLU, in both frameworks."""
     for act, width in (('gelu', 1024), ('swiglu', 683)):
         assert d2l_torch.FeedForward(256, act).W_1.weight.shape == (width, 256)
-        assert d2l_jax.FeedForward(256, act, rngs=nnx.Rngs(0)).W_1.kernel.shape \
-            == (256, width)
+        assert d2l_jax.FeedForward(256, act, rngs=nnx.Rngs(0)).W_1.kernel.shape == (256, width)
 
 
 CONFIGS = {
@@ -134,13 +135,13 @@ def test_transformer_block_parity(config, mask):
     jx.eval()
     copy_block(pt, jx)
     X = random_input((B, T, d))
-    lens = {'none': None,
-            'causal': np.tile(np.arange(1, T + 1), (B, 1)),
-            'per-sequence': np.array([3, T])}[mask]
-    pt_out = pt(torch.from_numpy(X),
-                None if lens is None else torch.from_numpy(lens))
-    jx_out = jax_apply(jx, jnp.asarray(X),
-                       None if lens is None else jnp.asarray(lens))
+    lens = {
+        'none': None,
+        'causal': np.tile(np.arange(1, T + 1), (B, 1)),
+        'per-sequence': np.array([3, T]),
+    }[mask]
+    pt_out = pt(torch.from_numpy(X), None if lens is None else torch.from_numpy(lens))
+    jx_out = jax_apply(jx, jnp.asarray(X), None if lens is None else jnp.asarray(lens))
     assert_close(pt_out, jx_out)
 
 
@@ -148,10 +149,12 @@ def test_transformer_block_parity(config, mask):
 def test_charlm_parity(act):
     vocab_size, B, T = 28, 2, 12
     torch.manual_seed(0)
-    pt = jitter(d2l_torch.CharLM(vocab_size, num_hiddens=32, num_heads=4,
-                                 num_blks=2, act=act, max_len=16)).eval()
-    jx = d2l_jax.CharLM(vocab_size, num_hiddens=32, num_heads=4, num_blks=2,
-                        act=act, max_len=16, rngs=nnx.Rngs(0))
+    pt = jitter(
+        d2l_torch.CharLM(vocab_size, num_hiddens=32, num_heads=4, num_blks=2, act=act, max_len=16)
+    ).eval()
+    jx = d2l_jax.CharLM(
+        vocab_size, num_hiddens=32, num_heads=4, num_blks=2, act=act, max_len=16, rngs=nnx.Rngs(0)
+    )
     jx.eval()
     copy_charlm(pt, jx)
     tokens = np.random.default_rng(1).integers(0, vocab_size, (B, T))
@@ -160,10 +163,56 @@ def test_charlm_parity(act):
 
 # ------------------------------------------------- behaviour in both frameworks
 
-def build(framework, cls, *args, **kwargs):
-    if framework == 'pytorch':
+
+class TorchSide:
+    """How the behaviour tests build and call a PyTorch model."""
+
+    d2l = d2l_torch
+
+    def make(self, cls, *args, **kwargs):
+        torch.manual_seed(0)
         return getattr(d2l_torch, cls)(*args, **kwargs)
-    return getattr(d2l_jax, cls)(*args, **kwargs, rngs=nnx.Rngs(0))
+
+    def tensor(self, array):
+        return torch.from_numpy(array)
+
+    def apply(self, model, *arrays):
+        """model(*arrays) as a NumPy array."""
+        with torch.no_grad():
+            return numpy(model(*map(self.tensor, arrays)))
+
+    def factory(self, module):
+        """A sublayer factory of TransformerBlock that hands over ``module``."""
+        return lambda: module
+
+
+class JaxSide:
+    """How the behaviour tests build and call a Flax model."""
+
+    d2l = d2l_jax
+
+    def make(self, cls, *args, **kwargs):
+        return getattr(d2l_jax, cls)(*args, **kwargs, rngs=nnx.Rngs(0))
+
+    def tensor(self, array):
+        return jnp.asarray(array)
+
+    def apply(self, model, *arrays):
+        """model(*arrays) as a NumPy array."""
+        return np.asarray(jax_apply(model, *map(self.tensor, arrays)))
+
+    def factory(self, module):
+        """A sublayer factory of TransformerBlock that hands over ``module``."""
+        return lambda rngs: module
+
+
+SIDES = {'pytorch': TorchSide(), 'jax': JaxSide()}
+
+
+@pytest.fixture
+def fw(framework):
+    """The adapter of the framework that the test is parametrized with."""
+    return SIDES[framework]
 
 
 FRAMEWORKS = ['pytorch', 'jax']
@@ -171,10 +220,8 @@ FRAMEWORKS = ['pytorch', 'jax']
 BAD_ARGUMENTS = [
     ('FeedForward', (16,), dict(act='relu'), ValueError, "act must be 'gelu' or 'swiglu'"),
     ('FeedForward', (0,), dict(), ValueError, 'num_hiddens'),
-    ('TransformerBlock', (16, 2), dict(norm='batch'), ValueError,
-     "norm must be 'rms' or 'layer'"),
-    ('TransformerBlock', (16, 2), dict(act='GELU'), ValueError,
-     "act must be 'gelu' or 'swiglu'"),
+    ('TransformerBlock', (16, 2), dict(norm='batch'), ValueError, "norm must be 'rms' or 'layer'"),
+    ('TransformerBlock', (16, 2), dict(act='GELU'), ValueError, "act must be 'gelu' or 'swiglu'"),
     ('TransformerBlock', (16, 3), dict(), ValueError, 'num_heads'),
     ('TransformerBlock', (16, 2), dict(pre_norm='post'), TypeError, 'pre_norm'),
     ('CharLM', (28,), dict(max_len=0), ValueError, 'max_len'),
@@ -185,63 +232,47 @@ BAD_ARGUMENTS = [
 
 @pytest.mark.parametrize('framework', FRAMEWORKS)
 @pytest.mark.parametrize('cls, args, kwargs, error, message', BAD_ARGUMENTS)
-def test_constructors_reject_bad_arguments(framework, cls, args, kwargs, error,
-                                           message):
+def test_constructors_reject_bad_arguments(fw, cls, args, kwargs, error, message):
     with pytest.raises(error, match=message.replace('(', r'\(')):
-        build(framework, cls, *args, **kwargs)
+        fw.make(cls, *args, **kwargs)
 
 
 @pytest.mark.parametrize('framework', FRAMEWORKS)
-def test_factories_replace_the_sublayers(framework):
-    if framework == 'pytorch':
-        attn = d2l_torch.MultiHeadAttention(16, 4)
-        ffn = d2l_torch.FeedForward(16, 'gelu')
-        blk = d2l_torch.TransformerBlock(16, 2, attn_factory=lambda: attn,
-                                         ffn_factory=lambda: ffn)
-        X = torch.ones(1, 3, 16)
-    else:
-        attn = d2l_jax.MultiHeadAttention(16, 4, rngs=nnx.Rngs(1))
-        ffn = d2l_jax.FeedForward(16, 'gelu', rngs=nnx.Rngs(2))
-        blk = d2l_jax.TransformerBlock(16, 2, attn_factory=lambda rngs: attn,
-                                       ffn_factory=lambda rngs: ffn,
-                                       rngs=nnx.Rngs(0))
-        X = jnp.ones((1, 3, 16))
+def test_factories_replace_the_sublayers(fw):
+    attn = fw.make('MultiHeadAttention', 16, 4)
+    ffn = fw.make('FeedForward', 16, 'gelu')
+    blk = fw.make(
+        'TransformerBlock', 16, 2, attn_factory=fw.factory(attn), ffn_factory=fw.factory(ffn)
+    )
     assert blk.attention is attn and blk.ffn is ffn
-    Y = blk(X) if framework == 'pytorch' else jax_apply(blk, X)
-    assert tuple(Y.shape) == (1, 3, 16)
+    Y = fw.apply(blk, np.ones((1, 3, 16), np.float32))
+    assert Y.shape == (1, 3, 16)
 
 
 @pytest.mark.parametrize('framework', FRAMEWORKS)
-def test_charlm_is_causal(framework):
+def test_charlm_is_causal(fw):
     """Changing later tokens never changes the logits at earlier positions."""
-    model = build(framework, 'CharLM', 28, num_hiddens=32, num_heads=4,
-                  max_len=16)
+    model = fw.make('CharLM', 28, num_hiddens=32, num_heads=4, max_len=16)
     rng = np.random.default_rng(0)
     tokens = rng.integers(0, 28, (2, 10))
     changed = tokens.copy()
     changed[:, 6:] = rng.integers(0, 28, (2, 4))
-    if framework == 'pytorch':
-        out, out_changed = (numpy(model(torch.from_numpy(t)))
-                            for t in (tokens, changed))
-    else:
-        out, out_changed = (np.asarray(jax_apply(model, jnp.asarray(t)))
-                            for t in (tokens, changed))
+    out, out_changed = fw.apply(model, tokens), fw.apply(model, changed)
     np.testing.assert_allclose(out[:, :6], out_changed[:, :6], atol=1e-6)
     assert np.abs(out[:, 6:] - out_changed[:, 6:]).max() > 1e-3
 
 
 @pytest.mark.parametrize('framework', FRAMEWORKS)
-def test_charlm_rejects_sequences_longer_than_max_len(framework):
-    model = build(framework, 'CharLM', 28, num_hiddens=16, num_heads=2,
-                  max_len=8)
+def test_charlm_rejects_sequences_longer_than_max_len(fw):
+    model = fw.make('CharLM', 28, num_hiddens=16, num_heads=2, max_len=8)
     tokens = np.zeros((1, 9), dtype=np.int64)
-    wrap = torch.from_numpy if framework == 'pytorch' else jnp.asarray
     with pytest.raises(ValueError, match='max_len'):
-        model(wrap(tokens))
+        model(fw.tensor(tokens))
 
 
 class Letters:
     """The part of d2l's Vocab that generate uses, for 'a' to 'z' and ' '."""
+
     idx_to_token = ['<unk>'] + list('abcdefghijklmnopqrstuvwxyz ')
 
     def __getitem__(self, tokens):
@@ -252,52 +283,38 @@ class Letters:
 
 
 @pytest.mark.parametrize('framework', FRAMEWORKS)
-def test_generate_is_reproducible_and_extends_the_prefix(framework):
-    d2l = d2l_torch if framework == 'pytorch' else d2l_jax
-    model = build(framework, 'CharLM', 28, num_hiddens=16, num_heads=2,
-                  max_len=8)
+def test_generate_is_reproducible_and_extends_the_prefix(fw):
+    d2l = fw.d2l
+    model = fw.make('CharLM', 28, num_hiddens=16, num_heads=2, max_len=8)
     vocab = Letters()
     first = d2l.generate(model, vocab, 'the time', 12, temperature=1.0, seed=3)
     again = d2l.generate(model, vocab, 'the time', 12, temperature=1.0, seed=3)
     other = d2l.generate(model, vocab, 'the time', 12, temperature=1.0, seed=4)
     assert first == again and first.startswith('the time')
     assert first != other
-    for bad, message in ((dict(temperature=0.0), 'temperature'),
-                         (dict(prefix=''), 'prefix')):
+    for bad, message in ((dict(temperature=0.0), 'temperature'), (dict(prefix=''), 'prefix')):
         kwargs = dict(prefix='ab', temperature=1.0) | bad
         with pytest.raises(ValueError, match=message):
-            d2l.generate(model, vocab, kwargs['prefix'], 3,
-                         temperature=kwargs['temperature'])
+            d2l.generate(model, vocab, kwargs['prefix'], 3, temperature=kwargs['temperature'])
 
 
-def stream_gain(block, X, scale):
-    """RMS of block(scale * X) over the RMS of scale * X (numpy in, float out)."""
-    if isinstance(block, torch.nn.Module):
-        with torch.no_grad():
-            Y = numpy(block(torch.from_numpy(scale * X)))
-    else:
-        Y = np.asarray(block(jnp.asarray(scale * X)))
-    return float(np.sqrt(np.mean(Y ** 2) / np.mean((scale * X) ** 2)))
-
-
-def make_block(framework, norm, pre_norm):
-    if framework == 'pytorch':
-        torch.manual_seed(0)
-        return d2l_torch.TransformerBlock(64, 4, norm=norm, pre_norm=pre_norm)
-    return d2l_jax.TransformerBlock(64, 4, norm=norm, pre_norm=pre_norm,
-                                    rngs=nnx.Rngs(0))
+def stream_gain(fw, pre_norm, norm, X, scale):
+    """RMS of block(scale * X) over the RMS of scale * X, for a fresh block."""
+    block = fw.make('TransformerBlock', 64, 4, norm=norm, pre_norm=pre_norm)
+    Y = fw.apply(block, scale * X)
+    return float(np.sqrt(np.mean(Y**2) / np.mean((scale * X) ** 2)))
 
 
 @pytest.mark.parametrize('framework', ['pytorch', 'jax'])
 @pytest.mark.parametrize('norm', ['rms', 'layer'])
-def test_only_post_norm_puts_a_normalisation_on_the_stream(framework, norm):
+def test_only_post_norm_puts_a_normalisation_on_the_stream(fw, norm):
     """For an input scaled by s = 1000, a pre-norm block only adds bounded
     branch outputs to the stream (gain about 1), while a post-norm block ends
     in a normalisation (output RMS about 1, gain about 1 / (s RMS(X)))."""
     X = np.random.default_rng(0).standard_normal((2, 32, 64)).astype(np.float32)
     scale = 1000.0
-    pre = stream_gain(make_block(framework, norm, True), X, scale)
-    post = stream_gain(make_block(framework, norm, False), X, scale)
+    pre = stream_gain(fw, True, norm, X, scale)
+    post = stream_gain(fw, False, norm, X, scale)
     assert abs(pre - 1) < 0.05, f'pre-norm gain {pre:.3g}: a normalisation sits on the stream'
-    expected_post = 1 / (scale * np.sqrt(np.mean(X ** 2)))
+    expected_post = 1 / (scale * np.sqrt(np.mean(X**2)))
     assert abs(post / expected_post - 1) < 0.05, (post, expected_post)

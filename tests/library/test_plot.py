@@ -1,12 +1,13 @@
 """plot, check_shape, try_gpu and the JAX key helpers."""
+
 import matplotlib
 
 matplotlib.use('Agg')
-import numpy as np  # noqa: E402
-import pytest  # noqa: E402
-from matplotlib import pyplot as plt  # noqa: E402
+import numpy as np
+import pytest
+from matplotlib import pyplot as plt
 
-from d2l_mini import plotting  # noqa: E402
+from d2l_mini import plotting
 
 
 @pytest.fixture
@@ -22,8 +23,16 @@ def lines(axes):
 
 def test_two_series_against_one_x(axes):
     x = np.arange(1, 5)
-    plotting.plot(x, [[1, 2, 3, 4], np.array([4.0, 3, 2, 1])], 'step', 'loss',
-                  legend=['up', 'down'], yscale='log', xlim=(1, 4), axes=axes)
+    plotting.plot(
+        x,
+        [[1, 2, 3, 4], np.array([4.0, 3, 2, 1])],
+        'step',
+        'loss',
+        legend=['up', 'down'],
+        yscale='log',
+        xlim=(1, 4),
+        axes=axes,
+    )
     drawn = lines(axes)
     assert len(drawn) == 2
     np.testing.assert_array_equal(drawn[0][0], x)
@@ -31,14 +40,13 @@ def test_two_series_against_one_x(axes):
     np.testing.assert_array_equal(drawn[1][1], [4, 3, 2, 1])
     assert axes.get_xlabel() == 'step' and axes.get_ylabel() == 'loss'
     assert axes.get_yscale() == 'log' and axes.get_xlim() == (1, 4)
-    assert [t.get_text() for t in axes.get_legend().get_texts()] == \
-        ['up', 'down']
+    assert [t.get_text() for t in axes.get_legend().get_texts()] == ['up', 'down']
     assert axes.lines[1].get_linestyle() == '--'  # second default format
 
 
 def test_y_only_is_drawn_against_indices(axes):
     plotting.plot([3.0, 1.0, 2.0], axes=axes)
-    (x, y), = lines(axes)
+    ((x, y),) = lines(axes)
     np.testing.assert_array_equal(x, [0, 1, 2])
     np.testing.assert_array_equal(y, [3, 1, 2])
 
@@ -53,14 +61,13 @@ def test_torch_tensors_with_gradients(axes):
     x = torch.linspace(0, 1, 5)
     y = (x * torch.ones(5, requires_grad=True)) ** 2
     plotting.plot(x, y, axes=axes)
-    (_, drawn), = lines(axes)
+    ((_, drawn),) = lines(axes)
     np.testing.assert_allclose(drawn, np.linspace(0, 1, 5) ** 2, rtol=1e-6)
 
 
 def test_jax_arrays_and_python_floats(axes):
     jnp = pytest.importorskip('jax.numpy')
-    plotting.plot(jnp.arange(1, 4), [[0.5, 0.25, 0.125], jnp.ones(3)],
-                  axes=axes)
+    plotting.plot(jnp.arange(1, 4), [[0.5, 0.25, 0.125], jnp.ones(3)], axes=axes)
     assert len(axes.lines) == 2
     np.testing.assert_array_equal(lines(axes)[1][1], [1, 1, 1])
 
@@ -80,25 +87,35 @@ def test_mismatched_lengths_are_rejected(axes):
 
 
 def test_description_names_kind_axes_scales_and_legend(axes):
-    plotting.plot([1, 2, 3], [[1, 2, 3], [3, 2, 1]], 'step', 'training loss',
-                  legend=['SwiGLU', 'GELU'], yscale='log', axes=axes)
-    assert plotting.describe(axes.figure) == \
-        'Line plot of training loss (log scale) against step: SwiGLU, GELU'
+    plotting.plot(
+        [1, 2, 3],
+        [[1, 2, 3], [3, 2, 1]],
+        'step',
+        'training loss',
+        legend=['SwiGLU', 'GELU'],
+        yscale='log',
+        axes=axes,
+    )
+    assert (
+        plotting.describe(axes.figure)
+        == 'Line plot of training loss (log scale) against step: SwiGLU, GELU'
+    )
 
 
 def test_description_of_several_plots():
     figure, (left, right) = plt.subplots(1, 2)
     plotting.plot([1, 2], [3, 4], 'block', 'attention', axes=left)
     plotting.plot([1, 2], [3, 4], 'block', 'FFN', legend='post-LN', axes=right)
-    assert plotting.describe(figure) == ('Figure of 2 plots: Line plot of attention '
-                                         'against block; Line plot of FFN against '
-                                         'block: post-LN')
+    assert plotting.describe(figure) == (
+        'Figure of 2 plots: Line plot of attention '
+        'against block; Line plot of FFN against '
+        'block: post-LN'
+    )
     for ax in (left, right):
         ax.clear()
         ax.imshow(np.eye(2))
     right.set_title('head 1')
-    assert plotting.describe(figure) == \
-        'Figure of 2 plots: Image; Image, titled head 1'
+    assert plotting.describe(figure) == 'Figure of 2 plots: Image; Image, titled head 1'
     right.set_title('')
     assert plotting.describe(figure) == 'Figure of 2 plots, each: Image'
     plt.close(figure)
@@ -113,29 +130,35 @@ def test_notebook_figures_have_their_description_as_text():
     from nbformat import v4
 
     cells = [
-        "from d2l_mini import plotting\nfrom matplotlib import pyplot as plt",
-        "_, axes = plt.subplots(1, 2)\naxes[0].imshow([[0, 1]])\n"
-        "axes[1].imshow([[1, 0]])",
+        'from d2l_mini import plotting\nfrom matplotlib import pyplot as plt',
+        '_, axes = plt.subplots(1, 2)\naxes[0].imshow([[0, 1]])\naxes[1].imshow([[1, 0]])',
         "plotting.plot([1, 2], [3, 4], 'step', 'loss', legend=['a'])",
-        "_, axes = plt.subplots(1, 2)\n"
+        '_, axes = plt.subplots(1, 2)\n'
         "plotting.plot([1, 2], [3, 4], 'block', 'attention', axes=axes[0])\n"
         "plotting.plot([1, 2], [3, 4], 'block', 'FFN', axes=axes[1])",
     ]
     notebook = v4.new_notebook(cells=[v4.new_code_cell(c) for c in cells])
     NotebookClient(notebook, kernel_name='python3', timeout=120).execute()
-    texts = [[o['data']['text/plain'] for o in cell.outputs
-              if o['output_type'] == 'display_data'] for cell in notebook.cells]
+    texts = [
+        [o['data']['text/plain'] for o in cell.outputs if o['output_type'] == 'display_data']
+        for cell in notebook.cells
+    ]
     assert texts == [
-        [], ['Figure of 2 plots, each: Image'], ['Line plot of loss against step: a'],
-        ['Figure of 2 plots: Line plot of attention against block; '
-         'Line plot of FFN against block']]
+        [],
+        ['Figure of 2 plots, each: Image'],
+        ['Line plot of loss against step: a'],
+        [
+            'Figure of 2 plots: Line plot of attention against block; '
+            'Line plot of FFN against block'
+        ],
+    ]
     assert 'image/svg+xml' in notebook.cells[2].outputs[0]['data']
     nbformat.validate(notebook)
 
 
 def test_check_shape_reports_both_shapes():
     plotting.check_shape(np.zeros((2, 3)), (2, 3))
-    with pytest.raises(ValueError) as info:
+    with pytest.raises(ValueError, match='shape') as info:
         plotting.check_shape(np.zeros((2, 3)), (3, 2))
     assert '(3, 2)' in str(info.value) and '(2, 3)' in str(info.value)
 
@@ -151,6 +174,7 @@ def test_framework_modules_reexport_the_helpers():
 def test_torch_check_shape_and_try_gpu():
     torch = pytest.importorskip('torch')
     from d2l_mini import torch as d2l
+
     d2l.check_shape(torch.ones(2, 5), torch.Size([2, 5]))
     with pytest.raises(ValueError, match=r'\(2, 4\).*\(2, 5\)'):
         d2l.check_shape(torch.ones(2, 5), (2, 4))
@@ -163,7 +187,9 @@ def test_torch_check_shape_and_try_gpu():
 def test_jax_try_gpu_and_keys():
     pytest.importorskip('flax')
     import jax
+
     from d2l_mini import jax as d2l
+
     device = d2l.try_gpu()
     assert device in jax.devices()
     assert d2l.try_gpu(99).platform == 'cpu'
@@ -173,8 +199,8 @@ def test_jax_try_gpu_and_keys():
     again = [jax.random.key_data(d2l.get_key()) for _ in range(3)]
     d2l.set_seed(8)
     other = jax.random.key_data(d2l.get_key())
-    for a, b in zip(first, again):
-        np.testing.assert_array_equal(a, b)       # reproducible from the seed
+    for a, b in zip(first, again, strict=True):
+        np.testing.assert_array_equal(a, b)  # reproducible from the seed
     assert len({tuple(np.asarray(k).tolist()) for k in first}) == 3  # fresh
     assert not np.array_equal(first[0], other)
     d2l.set_seed(0)

@@ -1,7 +1,9 @@
 """The Time Machine corpus loader, vocabulary and windows (both frameworks)."""
+
 import hashlib
 import io
 import pathlib
+from typing import NamedTuple
 
 import numpy as np
 import pytest
@@ -10,29 +12,39 @@ from d2l_mini import data
 
 CORPUS = data.data_dir() / 'timemachine.txt'
 pytestmark = pytest.mark.skipif(
-    not CORPUS.exists(), reason=f'corpus not cached in {CORPUS.parent} '
-    '(set D2L_MINI_DATA to the folder that holds timemachine.txt)')
+    not CORPUS.exists(),
+    reason=f'corpus not cached in {CORPUS.parent} '
+    '(set D2L_MINI_DATA to the folder that holds timemachine.txt)',
+)
+
+
+class Flavour(NamedTuple):
+    TimeMachine: type
+    to_numpy: object  # a batch of this flavour as a NumPy array
+    dtype: type  # the dtype of its token indices
+    array_type: type  # the type of its batches
 
 
 @pytest.fixture(params=['numpy', 'torch', 'jax'])
 def framework(request):
-    """(TimeMachine class, to_numpy, expected dtype) for each flavour."""
+    """The Flavour of each TimeMachine: NumPy's, PyTorch's, JAX's."""
     if request.param == 'numpy':
-        return data.TimeMachine, np.asarray, np.int64
+        return Flavour(data.TimeMachine, np.asarray, np.int64, np.ndarray)
     if request.param == 'torch':
-        pytest.importorskip('torch')
+        torch = pytest.importorskip('torch')
         from d2l_mini import torch as d2l
-        return d2l.TimeMachine, lambda t: t.numpy(), np.int64
+
+        return Flavour(d2l.TimeMachine, lambda t: t.numpy(), np.int64, torch.Tensor)
     pytest.importorskip('flax')
+    import jax
+
     from d2l_mini import jax as d2l
-    return d2l.TimeMachine, np.asarray, np.int32
 
-
-def kind_of(batch):
-    return type(batch).__module__.split('.')[0]
+    return Flavour(d2l.TimeMachine, np.asarray, np.int32, jax.Array)
 
 
 # ---------------------------------------------------------------- the corpus
+
 
 def test_preprocessed_corpus_has_173428_characters_and_28_tokens():
     text = data.preprocess(data.read_time_machine())
@@ -71,8 +83,9 @@ def test_time_machine_vocab_is_sorted_by_frequency():
 
 # ---------------------------------------------------------------- the windows
 
+
 def test_batches_are_shifted_windows_of_the_corpus(framework):
-    TimeMachine, to_numpy, dtype = framework
+    TimeMachine, to_numpy, dtype, _ = framework
     tm = TimeMachine(batch_size=4, num_steps=10, num_train=50, num_val=7)
     X, Y = next(iter(tm.train_dataloader()))
     X, Y = to_numpy(X), to_numpy(Y)
@@ -80,61 +93,54 @@ def test_batches_are_shifted_windows_of_the_corpus(framework):
     assert X.dtype == Y.dtype == dtype
     np.testing.assert_array_equal(X[:, 1:], Y[:, :-1])
     corpus = tm.corpus
-    for x, y in zip(X, Y):
-        starts = [s for s in range(50)
-                  if (corpus[s:s + 10] == x).all() and corpus[s + 10] == y[-1]]
+    for x, y in zip(X, Y, strict=True):
+        starts = [
+            s for s in range(50) if (corpus[s : s + 10] == x).all() and corpus[s + 10] == y[-1]
+        ]
         assert starts, 'every training row is a window of the first num_train'
 
 
 def test_validation_windows_follow_the_training_windows(framework):
-    TimeMachine, to_numpy, dtype = framework
+    TimeMachine, to_numpy, _, _ = framework
     tm = TimeMachine(batch_size=3, num_steps=6, num_train=20, num_val=7)
     batches = [(to_numpy(X), to_numpy(Y)) for X, Y in tm.val_dataloader()]
     assert [len(X) for X, _ in batches] == [3, 3, 1]
     X = np.concatenate([X for X, _ in batches])
     Y = np.concatenate([Y for _, Y in batches])
     for i in range(7):
-        np.testing.assert_array_equal(X[i], tm.corpus[20 + i:26 + i])
-        np.testing.assert_array_equal(Y[i], tm.corpus[21 + i:27 + i])
+        np.testing.assert_array_equal(X[i], tm.corpus[20 + i : 26 + i])
+        np.testing.assert_array_equal(Y[i], tm.corpus[21 + i : 27 + i])
     text = ''.join(tm.vocab.to_tokens(X[0]))
     assert text == data.preprocess(data.read_time_machine())[20:26]
 
 
 def test_framework_arrays(framework):
-    TimeMachine, _, _ = framework
-    tm = TimeMachine(2, 3, num_train=4, num_val=2)
-    X, _ = next(iter(tm.train_dataloader()))
-    expected = {data.TimeMachine: 'numpy'}.get(TimeMachine)
-    if expected is None:
-        expected = 'torch' if 'torch' in TimeMachine.__module__ else 'jax'
-    assert kind_of(X).startswith(expected) or (
-        expected == 'jax' and kind_of(X) == 'jaxlib')
+    tm = framework.TimeMachine(2, 3, num_train=4, num_val=2)
+    X, Y = next(iter(tm.train_dataloader()))
+    assert type(X) is type(Y) and isinstance(X, framework.array_type)
 
 
 def epoch_starts(tm):
     """The window start of every row of one training epoch."""
     rows = [np.asarray(X) for X, _ in tm.train_dataloader()]
-    lookup = {tuple(tm.corpus[s:s + tm.num_steps]): s
-              for s in range(tm.num_train)}
+    lookup = {tuple(tm.corpus[s : s + tm.num_steps]): s for s in range(tm.num_train)}
     return [lookup[tuple(r)] for X in rows for r in X]
 
 
 def test_one_epoch_visits_each_full_batch_window_once():
-    tm = data.TimeMachine(batch_size=8, num_steps=12, num_train=60,
-                          num_val=0)
+    tm = data.TimeMachine(batch_size=8, num_steps=12, num_train=60, num_val=0)
     starts = epoch_starts(tm)
-    assert len(starts) == 56          # the incomplete last batch is dropped
+    assert len(starts) == 56  # the incomplete last batch is dropped
     assert len(set(starts)) == 56 and max(starts) < 60
     assert starts != sorted(starts)  # shuffled
 
 
 def test_same_seed_same_batches_other_seed_other_order(framework):
-    TimeMachine, to_numpy, _ = framework
+    TimeMachine, to_numpy, _, _ = framework
 
     def first_two_epochs(seed):
         tm = TimeMachine(4, 8, num_train=40, num_val=4, seed=seed)
-        return [[to_numpy(X) for X, _ in tm.train_dataloader()]
-                for _ in range(2)]
+        return [[to_numpy(X) for X, _ in tm.train_dataloader()] for _ in range(2)]
 
     a, b, c = first_two_epochs(0), first_two_epochs(0), first_two_epochs(1)
     np.testing.assert_array_equal(np.stack(a[0]), np.stack(b[0]))
@@ -148,24 +154,27 @@ def test_the_book_setting_fits_and_the_maximum_is_exact():
     assert len(tm.vocab) == 28
     largest = 173428 - 128
     data.TimeMachine(2, 128, num_train=largest - 5, num_val=5)
-    with pytest.raises(ValueError) as info:
+    with pytest.raises(ValueError, match='num_train') as info:
         data.TimeMachine(2, 128, num_train=largest - 5, num_val=6)
     message = str(info.value)
     assert 'num_train' in message and 'num_val' in message
     assert str(largest) in message
 
 
-@pytest.mark.parametrize('kwargs,name', [
-    (dict(batch_size=0, num_steps=5), 'batch_size'),
-    (dict(batch_size=4, num_steps=0), 'num_steps'),
-    (dict(batch_size=4, num_steps=-3), 'num_steps'),
-    (dict(batch_size=4, num_steps=5, num_train=0), 'num_train'),
-    (dict(batch_size=4, num_steps=5, num_val=-1), 'num_val'),
-    (dict(batch_size=40, num_steps=5, num_train=10), 'batch_size'),
-    (dict(batch_size=4, num_steps=5, tokenization='word'), 'tokenization'),
-])
+@pytest.mark.parametrize(
+    'kwargs,name',
+    [
+        (dict(batch_size=0, num_steps=5), 'batch_size'),
+        (dict(batch_size=4, num_steps=0), 'num_steps'),
+        (dict(batch_size=4, num_steps=-3), 'num_steps'),
+        (dict(batch_size=4, num_steps=5, num_train=0), 'num_train'),
+        (dict(batch_size=4, num_steps=5, num_val=-1), 'num_val'),
+        (dict(batch_size=40, num_steps=5, num_train=10), 'batch_size'),
+        (dict(batch_size=4, num_steps=5, tokenization='word'), 'tokenization'),
+    ],
+)
 def test_bad_arguments(framework, kwargs, name):
-    TimeMachine, _, _ = framework
+    TimeMachine, _, _, _ = framework
     with pytest.raises(ValueError, match=name):
         TimeMachine(**kwargs)
 
@@ -207,8 +216,7 @@ def test_default_folder_and_environment_variable(monkeypatch, tmp_path):
     assert data.data_dir() == root / 'data'
 
 
-def test_cached_file_is_read_without_network(tmp_path, no_network,
-                                             monkeypatch):
+def test_cached_file_is_read_without_network(tmp_path, no_network, monkeypatch):
     (tmp_path / 'timemachine.txt').write_bytes(real_bytes())
     monkeypatch.setenv('D2L_MINI_DATA', str(tmp_path))
     text = data.read_time_machine()
@@ -225,19 +233,18 @@ def test_wrong_checksum_is_reported_and_not_used(tmp_path, no_network):
     message = str(info.value)
     assert str(bad) in message and SHA1 in message and found in message
     assert 'delete' in message
-    assert no_network == []      # never silently replaced...
+    assert no_network == []  # never silently replaced...
     assert hashlib.sha1(bad.read_bytes()).hexdigest() == found  # ...or fixed
 
 
-def test_missing_file_offline_names_url_checksum_and_folder(tmp_path,
-                                                            no_network):
+def test_missing_file_offline_names_url_checksum_and_folder(tmp_path, no_network):
     folder = tmp_path / 'cache'
     with pytest.raises(data.CorpusUnavailableError) as info:
         data.read_time_machine(folder)
     message = str(info.value)
     assert URL in message and SHA1 in message and str(folder) in message
     assert no_network == [URL]
-    assert list(folder.iterdir()) == []   # no temporary file left behind
+    assert list(folder.iterdir()) == []  # no temporary file left behind
     assert isinstance(info.value, FileNotFoundError)
 
 
@@ -260,8 +267,7 @@ def test_download_is_verified_and_moved_into_place(tmp_path, monkeypatch):
 
 
 @pytest.mark.parametrize('failure', ['corrupt', 'interrupted'])
-def test_failed_download_leaves_nothing_behind(tmp_path, monkeypatch,
-                                               failure):
+def test_failed_download_leaves_nothing_behind(tmp_path, monkeypatch, failure):
     def fake_download(url, path, *args, **kwargs):
         payload = real_bytes()
         if failure == 'corrupt':
@@ -304,6 +310,7 @@ def imported_roots(module, seen=None):
     """Top-level packages that ``d2l_mini.<module>`` imports, following the
     package's own modules (a static reading of the source, no import)."""
     import ast
+
     seen = set() if seen is None else seen
     seen.add(module)
     source = pathlib.Path(data.__file__).with_name(f'{module}.py').read_text()
@@ -312,16 +319,17 @@ def imported_roots(module, seen=None):
         if isinstance(node, ast.Import):
             names = [alias.name for alias in node.names]
         elif isinstance(node, ast.ImportFrom) and node.level == 0:
-            names = [node.module] + [f'{node.module}.{a.name}'
-                                     for a in node.names]
+            names = [node.module] + [f'{node.module}.{a.name}' for a in node.names]
         else:
             continue
         for name in names:
             parts = name.split('.')
             if parts[0] == 'd2l_mini':
-                if len(parts) > 1 and parts[1] not in seen and \
-                        pathlib.Path(data.__file__).with_name(
-                            f'{parts[1]}.py').exists():
+                if (
+                    len(parts) > 1
+                    and parts[1] not in seen
+                    and pathlib.Path(data.__file__).with_name(f'{parts[1]}.py').exists()
+                ):
                     roots |= imported_roots(parts[1], seen)
             else:
                 roots.add(parts[0])

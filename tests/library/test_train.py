@@ -1,5 +1,8 @@
 """train_lm in both frameworks: it learns, it computes the loss it claims to,
 it cycles epochs, and the JAX step is compiled once per model."""
+
+import contextlib
+
 import numpy as np
 import pytest
 
@@ -7,7 +10,8 @@ from d2l_mini import data
 
 pytestmark = pytest.mark.skipif(
     not (data.data_dir() / 'timemachine.txt').exists(),
-    reason='corpus not cached (set D2L_MINI_DATA)')
+    reason='corpus not cached (set D2L_MINI_DATA)',
+)
 
 BATCH, STEPS = 16, 24
 
@@ -17,8 +21,7 @@ def assert_same_steps(runs):
     the same up to rounding, and the steps did something."""
     (one, weight_one), (sliced, weight_sliced) = runs
     np.testing.assert_allclose(sliced, one, rtol=1e-5)
-    np.testing.assert_allclose(weight_sliced, weight_one, rtol=1e-4,
-                               atol=1e-6)
+    np.testing.assert_allclose(weight_sliced, weight_one, rtol=1e-4, atol=1e-6)
     assert one[-1] < one[0]
 
 
@@ -28,8 +31,11 @@ def assert_micro_batches_validated(d2l, model, tm, optimizer):
     for bad in (0, -2, 1.5, True):
         with pytest.raises(ValueError, match='micro_batches must be an int'):
             d2l.train_lm(model, tm, optimizer, 1, micro_batches=bad)
-    with pytest.raises(ValueError, match=r'micro_batches \(3\) must divide '
-                                         r'the batch size \(4\)'):
+    with pytest.raises(
+        ValueError,
+        match=r'micro_batches \(3\) must divide '
+        r'the batch size \(4\)',
+    ):
         d2l.train_lm(model, tm, optimizer, 1, micro_batches=3)
 
 
@@ -39,7 +45,9 @@ class BarRecorder:
 
     def __init__(self, monkeypatch):
         import io
+
         from d2l_mini import progress as progress_module
+
         self.bars = []
         recorder = self
 
@@ -65,10 +73,12 @@ def assert_one_bar_counted(recorder, num_steps):
 
 # ------------------------------------------------------------------ PyTorch
 
+
 @pytest.fixture(scope='module')
 def pt():
     torch = pytest.importorskip('torch')
     from torch import nn
+
     from d2l_mini import torch as d2l
 
     class TinyLM(nn.Module):
@@ -100,24 +110,27 @@ def test_torch_train_lm_lowers_the_loss(pt):
     losses = d2l.train_lm(model, tm, optimizer, 40)
     assert len(losses) == 40 and all(type(x) is float for x in losses)
     assert model.training  # train_lm switches to training mode
-    assert losses[0] > 3.0                     # about log 28 at the start
+    assert losses[0] > 3.0  # about log 28 at the start
     assert np.mean(losses[-5:]) < losses[0] - 0.8
 
 
 def test_torch_first_loss_is_next_token_cross_entropy(pt):
     torch, d2l, TinyLM = pt
     tm = d2l.TimeMachine(BATCH, STEPS, num_train=200, num_val=10, seed=3)
-    X, Y = next(iter(d2l.TimeMachine(BATCH, STEPS, num_train=200, num_val=10,
-                                     seed=3).train_dataloader()))
+    X, Y = next(
+        iter(d2l.TimeMachine(BATCH, STEPS, num_train=200, num_val=10, seed=3).train_dataloader())
+    )
     torch.manual_seed(0)
     model = TinyLM(len(tm.vocab))
     with torch.no_grad():
         logits = model(X)
         expected = torch.nn.functional.cross_entropy(
-            logits.reshape(-1, logits.shape[-1]), Y.reshape(-1)).item()
+            logits.reshape(-1, logits.shape[-1]), Y.reshape(-1)
+        ).item()
         # the same logits scored against the inputs instead: not the same
         wrong = torch.nn.functional.cross_entropy(
-            logits.reshape(-1, logits.shape[-1]), X.reshape(-1)).item()
+            logits.reshape(-1, logits.shape[-1]), X.reshape(-1)
+        ).item()
     optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
     losses = d2l.train_lm(model, tm, optimizer, 1)
     assert losses[0] == pytest.approx(expected, rel=1e-5)
@@ -146,8 +159,7 @@ def test_torch_micro_batches_take_the_same_steps(pt):
         torch.manual_seed(0)
         model = TinyLM(len(tm.vocab))
         optimizer = torch.optim.SGD(model.parameters(), lr=0.5)
-        losses = d2l.train_lm(model, tm, optimizer, 5,
-                              micro_batches=micro_batches)
+        losses = d2l.train_lm(model, tm, optimizer, 5, micro_batches=micro_batches)
         runs.append((losses, model.out.weight.detach().numpy().copy()))
     assert_same_steps(runs)
 
@@ -196,12 +208,14 @@ def test_torch_train_lm_shows_progress(pt, monkeypatch):
 
 # ------------------------------------------------------------------ JAX
 
+
 @pytest.fixture(scope='module')
 def jx():
     pytest.importorskip('flax')
     import jax.numpy as jnp
     import optax
     from flax import nnx
+
     from d2l_mini import jax as d2l
 
     class TinyLM(nnx.Module):
@@ -219,45 +233,73 @@ def jx():
     return jnp, optax, nnx, d2l, TinyLM
 
 
+@contextlib.contextmanager
+def traces_of(fun_name):
+    """The list of the times JAX traces the function ``fun_name`` (to compile
+    it) inside the block."""
+    import jax
+
+    traces = []
+
+    def listen(event, duration, **kwargs):
+        if (
+            event == '/jax/core/compile/jaxpr_trace_duration'
+            and kwargs.get('fun_name') == fun_name
+        ):
+            traces.append(duration)
+
+    jax.monitoring.register_event_duration_secs_listener(listen)
+    try:
+        yield traces
+    finally:
+        jax.monitoring.unregister_event_duration_listener(listen)
+
+
 @pytest.fixture(scope='module')
 def jax_run(jx):
     """One model trained for 30 + 10 steps; the step is compiled once for the
     whole module (same model, optimizer and batch shape)."""
-    jnp, optax, nnx, d2l, TinyLM = jx
+    _, optax, nnx, d2l, TinyLM = jx
     tm = d2l.TimeMachine(BATCH, STEPS, num_train=2000, num_val=10, seed=3)
-    X, Y = next(iter(d2l.TimeMachine(BATCH, STEPS, num_train=2000, num_val=10,
-                                     seed=3).train_dataloader()))
+    X, Y = next(
+        iter(d2l.TimeMachine(BATCH, STEPS, num_train=2000, num_val=10, seed=3).train_dataloader())
+    )
     model = TinyLM(len(tm.vocab), rngs=nnx.Rngs(0))
     logits = model(X)
-    expected = float(optax.softmax_cross_entropy_with_integer_labels(
-        logits, Y).mean())
-    wrong = float(optax.softmax_cross_entropy_with_integer_labels(
-        logits, X).mean())
+    expected = float(optax.softmax_cross_entropy_with_integer_labels(logits, Y).mean())
+    wrong = float(optax.softmax_cross_entropy_with_integer_labels(logits, X).mean())
     optimizer = nnx.Optimizer(model, optax.adam(1e-2), wrt=nnx.Param)
     held = model.out.kernel[...]  # an array of the model a reader may keep
     before = np.asarray(held).copy()
-    losses = d2l.train_lm(model, tm, optimizer, 30)
-    compiled = d2l._train_step._cache_size()
-    losses += d2l.train_lm(model, tm, optimizer, 10)
-    return dict(model=model, optimizer=optimizer, losses=losses,
-                expected=expected, wrong=wrong, before=before, held=held,
-                recompiled=d2l._train_step._cache_size() != compiled)
+    with traces_of('_train_step') as first:
+        losses = d2l.train_lm(model, tm, optimizer, 30)
+    with traces_of('_train_step') as second:
+        losses += d2l.train_lm(model, tm, optimizer, 10)
+    return dict(
+        model=model,
+        optimizer=optimizer,
+        losses=losses,
+        expected=expected,
+        wrong=wrong,
+        before=before,
+        held=held,
+        compiled=len(first),
+        recompiled=len(second),
+    )
 
 
 def test_jax_train_lm_lowers_the_loss_and_compiles_once(jax_run):
     losses = jax_run['losses']
-    assert not jax_run['recompiled']
+    assert (jax_run['compiled'], jax_run['recompiled']) == (1, 0)
     assert len(losses) == 40 and all(type(x) is float for x in losses)
     assert losses[0] > 3.0
     assert np.mean(losses[-5:]) < losses[0] - 0.8
     # the trained parameters and the optimizer state are back on the objects
     model, optimizer = jax_run['model'], jax_run['optimizer']
-    assert not np.allclose(np.asarray(model.out.kernel[...]),
-                           jax_run['before'])
+    assert not np.allclose(np.asarray(model.out.kernel[...]), jax_run['before'])
     assert int(optimizer.step[...]) == 40
     # arrays taken from the model before training stay valid (not donated)
-    np.testing.assert_array_equal(np.asarray(jax_run['held']),
-                                  jax_run['before'])
+    np.testing.assert_array_equal(np.asarray(jax_run['held']), jax_run['before'])
 
 
 def test_jax_first_loss_is_next_token_cross_entropy(jax_run):
@@ -267,7 +309,7 @@ def test_jax_first_loss_is_next_token_cross_entropy(jax_run):
 
 
 def test_jax_train_lm_cycles_epochs_and_validates(jx, jax_run):
-    jnp, optax, nnx, d2l, TinyLM = jx
+    *_, d2l, _ = jx
     # 2 batches per epoch, same batch shape: the compiled step is reused
     tm = d2l.TimeMachine(BATCH, STEPS, num_train=2 * BATCH + 1, num_val=1)
     model, optimizer = jax_run['model'], jax_run['optimizer']
@@ -285,14 +327,13 @@ def test_jax_train_lm_cycles_epochs_and_validates(jx, jax_run):
 def test_jax_micro_batches_take_the_same_steps(jx):
     """Gradient accumulation over 4 slices in a lax.scan: the same losses
     and weights as one batch, up to rounding."""
-    jnp, optax, nnx, d2l, TinyLM = jx
+    _, optax, nnx, d2l, TinyLM = jx
     runs = []
     for micro_batches in (1, 4):
         tm = d2l.TimeMachine(BATCH, STEPS, num_train=2000, num_val=10, seed=5)
         model = TinyLM(len(tm.vocab), rngs=nnx.Rngs(0))
         optimizer = nnx.Optimizer(model, optax.sgd(0.5), wrt=nnx.Param)
-        losses = d2l.train_lm(model, tm, optimizer, 5,
-                              micro_batches=micro_batches)
+        losses = d2l.train_lm(model, tm, optimizer, 5, micro_batches=micro_batches)
         runs.append((losses, np.asarray(model.out.kernel[...])))
     assert_same_steps(runs)
 
@@ -300,7 +341,7 @@ def test_jax_micro_batches_take_the_same_steps(jx):
 def test_jax_micro_batches_carry_the_other_variables(jx):
     """Variables that are not trained (here dropout's RNG count) move on
     from slice to slice and reach the model after the step."""
-    jnp, optax, nnx, d2l, TinyLM = jx
+    _, optax, nnx, d2l, TinyLM = jx
 
     class DroppyLM(TinyLM):
         def __init__(self, vocab_size, rngs):
@@ -321,7 +362,7 @@ def test_jax_micro_batches_carry_the_other_variables(jx):
 
 
 def test_jax_micro_batches_are_validated(jx):
-    jnp, optax, nnx, d2l, TinyLM = jx
+    _, optax, nnx, d2l, TinyLM = jx
     tm = d2l.TimeMachine(4, 5, num_train=9, num_val=1)
     model = TinyLM(len(tm.vocab), rngs=nnx.Rngs(0))
     optimizer = nnx.Optimizer(model, optax.sgd(0.1), wrt=nnx.Param)
@@ -329,7 +370,7 @@ def test_jax_micro_batches_are_validated(jx):
 
 
 def test_jax_train_lm_shows_progress(jx, monkeypatch):
-    jnp, optax, nnx, d2l, TinyLM = jx
+    _, optax, nnx, d2l, TinyLM = jx
     recorder = BarRecorder(monkeypatch)
     tm = d2l.TimeMachine(4, 5, num_train=9, num_val=1)
     model = TinyLM(len(tm.vocab), rngs=nnx.Rngs(0))

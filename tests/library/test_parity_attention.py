@@ -1,4 +1,5 @@
 """PyTorch and JAX MultiHeadAttention agree once they share weights."""
+
 import numpy as np
 import pytest
 
@@ -16,8 +17,7 @@ B, TQ, TK, D, HEADS = 3, 5, 6, 16, 4
 def twins(bias, seed=0):
     torch.manual_seed(seed)
     pt = d2l_torch.MultiHeadAttention(D, HEADS, dropout=0.0, bias=bias).eval()
-    jx = d2l_jax.MultiHeadAttention(D, HEADS, dropout=0.0, bias=bias,
-                                    rngs=nnx.Rngs(seed))
+    jx = d2l_jax.MultiHeadAttention(D, HEADS, dropout=0.0, bias=bias, rngs=nnx.Rngs(seed))
     for name in ('W_q', 'W_k', 'W_v', 'W_o'):
         src, dst = getattr(pt, name), getattr(jx, name)
         dst.kernel[...] = jnp.asarray(src.weight.detach().numpy().T)
@@ -28,13 +28,19 @@ def twins(bias, seed=0):
 
 def run_both(pt, jx, q, k, v, valid_lens):
     with torch.no_grad():
-        out_pt = pt(torch.from_numpy(q), torch.from_numpy(k),
-                    torch.from_numpy(v),
-                    None if valid_lens is None else torch.from_numpy(valid_lens))
-    out_jx, w_jx = jx(jnp.asarray(q), jnp.asarray(k), jnp.asarray(v),
-                      None if valid_lens is None else jnp.asarray(valid_lens))
-    return ((out_pt.numpy(), pt.attention_weights.numpy()),
-            (np.asarray(out_jx), np.asarray(w_jx)))
+        out_pt = pt(
+            torch.from_numpy(q),
+            torch.from_numpy(k),
+            torch.from_numpy(v),
+            None if valid_lens is None else torch.from_numpy(valid_lens),
+        )
+    out_jx, w_jx = jx(
+        jnp.asarray(q),
+        jnp.asarray(k),
+        jnp.asarray(v),
+        None if valid_lens is None else jnp.asarray(valid_lens),
+    )
+    return ((out_pt.numpy(), pt.attention_weights.numpy()), (np.asarray(out_jx), np.asarray(w_jx)))
 
 
 def causal(T):
@@ -45,8 +51,11 @@ CASES = {
     'no mask': (TQ, TK, None),
     'per-sequence lengths': (TQ, TK, np.array([1, 4, 6], np.int32)),
     'per-query causal lengths': (TK, TK, causal(TK)),
-    'fully masked query': (TQ, TK, np.array(
-        [[0, 1, 2, 3, 4], [6, 0, 6, 0, 6], [2, 2, 2, 2, 0]], np.int32)),
+    'fully masked query': (
+        TQ,
+        TK,
+        np.array([[0, 1, 2, 3, 4], [6, 0, 6, 0, 6], [2, 2, 2, 2, 0]], np.int32),
+    ),
     'fully masked sequence': (TQ, TK, np.array([3, 0, 6], np.int32)),
 }
 

@@ -1,0 +1,218 @@
+"""tools.site.render's site assembly and tools.site.report's page, without building HTML."""
+
+import json
+
+import pytest
+import yaml
+
+from tests.site import book_site
+from tests.site.book_site import REPO
+from tools.frameworks import TABLE
+from tools.paths import Layout
+from tools.run import records
+from tools.site import render, render_ext, report
+from tools.source.sections import toc_files
+
+
+def record(section, framework, **changes):
+    base = {
+        'section': section,
+        'framework': framework,
+        'wall_s': 1.5,
+        'status': 'executed',
+        'executed_at': '2026-01-01T00:00:00+00:00',
+        'python': '3.11.7',
+        'versions': {'numpy': '2.4.6'},
+        'hardware': 'CPU: 2 cores',
+    }
+    return {**base, **changes}
+
+
+def test_filter_toc_drops_missing_pages_with_their_sections():
+    toc = {
+        'format': 'jb-book',
+        'root': 'index',
+        'parts': [
+            {'caption': 'A', 'chapters': [{'file': 'intro'}]},
+            {
+                'caption': 'B',
+                'chapters': [
+                    {'file': 'ch/index', 'sections': [{'file': 'ch/one'}, {'file': 'ch/two'}]}
+                ],
+            },
+            {
+                'caption': 'C',
+                'chapters': [{'file': 'gone/index', 'sections': [{'file': 'gone/x'}]}],
+            },
+        ],
+    }
+    notices = []
+    kept = render.filter_toc(
+        toc, {'index', 'intro', 'ch/index', 'ch/two', 'gone/x'}, notices.append
+    )
+    assert toc_files(kept) == ['index', 'intro', 'ch/index', 'ch/two']
+    assert [part['caption'] for part in kept['parts']] == ['A', 'B']
+    assert any('ch/one' in n for n in notices) and any(
+        'gone/index' in n and 'gone/x' in n for n in notices
+    )
+    assert toc_files(toc) == [
+        'index',
+        'intro',
+        'ch/index',
+        'ch/one',
+        'ch/two',
+        'gone/index',
+        'gone/x',
+    ]
+
+
+def test_filter_toc_needs_the_root_page():
+    with pytest.raises(render.RenderError, match="root page 'index'"):
+        render.filter_toc({'root': 'index', 'chapters': []}, {'other'})
+
+
+def test_repository_toc_lists_the_chapter_and_ends_with_the_report():
+    files = toc_files(yaml.safe_load((REPO / '_toc.yml').read_text()))
+    assert files[:2] == ['index', 'how-to-use']
+    assert files[-1] == 'report'
+    assert {
+        'transformer-block/index',
+        'transformer-block/transformer-block',
+        'transformer-block/vit',
+        'transformer-block/block-by-hand',
+        'transformer-block/casebook',
+    } <= set(files)
+
+
+def test_assemble_lays_out_the_site(tmp_path):
+    root = book_site.make_project(tmp_path / 'project')
+    layout = Layout(root=root)
+    notices = []
+    sections = render.assemble(layout, tmp_path / 'site', progress=notices.append)
+    site = tmp_path / 'site'
+    assert sections == ['demo/twins', 'demo/more']
+    assert any('demo/not-written-yet' in n for n in notices)
+    assert 'demo/not-written-yet' not in (site / '_toc.yml').read_text()
+    # A section is its merged notebook only; a plain page is its Markdown only.
+    assert (site / 'demo/twins.ipynb').is_file() and not (site / 'demo/twins.md').exists()
+    assert (site / 'demo/index.md').is_file() and not (site / 'demo/index.ipynb').exists()
+    for framework in ('pytorch', 'jax'):
+        copied = site / '_extra/notebooks' / framework / 'demo/twins.ipynb'
+        assert (
+            copied.read_bytes()
+            == (layout.build / 'notebooks' / framework / 'demo/twins.ipynb').read_bytes()
+        )
+    for name in (
+        '_config.yml',
+        'references.bib',
+        '_static/frameworks.js',
+        '_static/frameworks.css',
+        '_ext/render_ext.py',
+        'report.md',
+    ):
+        assert (site / name).is_file(), name
+
+
+def test_assemble_refuses_a_section_without_notebooks(tmp_path):
+    root = book_site.make_project(tmp_path / 'project')
+    (root / '_build/notebooks/jax/demo/more.ipynb').unlink()
+    with pytest.raises(render.RenderError, match=r'notebooks/jax/demo/more\.ipynb'):
+        render.assemble(Layout(root=root), tmp_path / 'site', progress=lambda n: None)
+
+
+def test_report_lists_the_book_s_notebooks_and_marks_missing_runs():
+    records = [
+        record('b', 'jax', wall_s=12.34, status='cached'),
+        record('a', 'pytorch'),
+        record(
+            'a',
+            'jax',
+            versions={'jax': '0.10.2'},
+            hardware='GPU: H100',
+            executed_at='2026-03-04T05:06:07+02:00',
+        ),
+        record('not-in-the-book', 'jax'),
+    ]
+    text = report.report_markdown(records, sections=['b', 'a'], linked=['a'])
+    rows = [line for line in text.splitlines() if line.startswith(('| {doc}', '| `'))]
+    assert [row.split('|')[1:3] for row in rows] == [
+        [' `b` ', ' PyTorch '],
+        [' `b` ', ' JAX '],
+        [' {doc}`a` ', ' PyTorch '],
+        [' {doc}`a` ', ' JAX '],
+    ]
+    assert '| missing |' in rows[0] and '| 12.3 | cached |' in rows[1]
+    assert '| GPU: H100 | 2026-03-04 03:06 UTC |' in rows[3], (
+        'hardware differs: one column per row'
+    )
+    assert '| jax | 0.10.2 |' in text and 'not-in-the-book' not in text
+    assert 'JAX 13.8 s' in text
+
+
+def test_report_names_shared_hardware_once():
+    records = [record('a', 'pytorch'), record('a', 'jax')]
+    text = report.report_markdown(records)
+    assert 'All of them ran on the same hardware: CPU: 2 cores.' in text
+    assert '| Hardware |' not in text.split('## Software')[0]
+    assert text.count('| {doc}') == 0 and text.count('| `a` |') == 2
+
+
+@pytest.mark.parametrize(
+    'change, message',
+    [
+        ({'framework': 'tensorflow'}, 'framework must be one of'),
+        ({'status': 'skipped'}, 'status must be one of'),
+    ],
+)
+def test_load_records_rejects_bad_values(tmp_path, change, message):
+    path = tmp_path / 'records.json'
+    path.write_text(json.dumps([{**record('a', 'pytorch'), **change}]))
+    with pytest.raises(ValueError, match=message):
+        records.read(path)
+
+
+def test_load_records_names_a_missing_field(tmp_path):
+    path = tmp_path / 'records.json'
+    broken = record('a', 'jax')
+    del broken['hardware']
+    path.write_text(json.dumps([broken]))
+    with pytest.raises(ValueError, match='lacks hardware'):
+        records.read(path)
+
+
+def test_inputs_hash_follows_every_input(tmp_path):
+    root = book_site.make_project(tmp_path / 'project')
+    layout = Layout(root=root)
+    first = render.inputs_hash(layout)
+    render.assemble(layout, layout.site, progress=lambda n: None)
+    layout.html.mkdir(parents=True)
+    (layout.html / 'index.html').write_text('built output does not count')
+    assert render.inputs_hash(layout) == first
+    render.assemble(layout, layout.site, progress=lambda n: None)
+    assert (layout.html / 'index.html').is_file(), 'assembling keeps the last HTML'
+    (root / 'book/demo/index.md').write_text('# The demo chapter\n\nEdited.\n')
+    assert render.inputs_hash(layout) != first
+
+
+def test_the_site_configuration_carries_the_framework_table(tmp_path):
+    layout = Layout(root=book_site.make_project(tmp_path / 'project'))
+    render.assemble(layout, layout.site, progress=lambda n: None)
+    config = yaml.safe_load((layout.site / '_config.yml').read_text())
+    assert config['sphinx']['config']['book_frameworks'] == [
+        {'name': fw.name, 'label': fw.label} for fw in TABLE
+    ]
+    assert config['repository'] == yaml.safe_load(layout.config.read_text())['repository']
+
+
+def test_the_framework_style_follows_the_table():
+    css = render_ext.frameworks_css([('a', 'A'), ('b', 'B'), ('c', 'C')])
+    hidden = css.split('{ display: none; }')[0].split('\n', 1)[1]  # after the header comment
+    assert {'html.fw-a div.cell.tag_b', 'html.fw-a .fw-only-c', 'html.fw-c div.cell.tag_a'} <= set(
+        rule.strip() for rule in hidden.split(',\n')
+    )
+    assert 'html.fw-a div.cell.tag_a' not in hidden
+    assert (
+        'html:not(.fw-js) div.cell.tag_c::before, html:not(.fw-js) div.fw-only-c::before { content: "C"; }'
+        in css
+    )
+    assert 'html:not(.fw-js) .fw-value.fw-only-b::before { content: " / B: "; }' in css

@@ -1,0 +1,111 @@
+"""The workflow on the repository host (.github/workflows/book.yml).
+
+It is checked against the published GitHub workflow schema that check-jsonschema
+carries (no network), and against the project: the frameworks of the matrix, the
+commands it runs, the artefacts passed from job to job.
+"""
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import yaml
+
+from tools.frameworks import FRAMEWORKS
+from tools.paths import ROOT
+
+WORKFLOW = ROOT / '.github' / 'workflows' / 'book.yml'
+
+
+def validate(path: Path) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [
+            sys.executable,
+            '-m',
+            'check_jsonschema',
+            '--builtin-schema',
+            'vendor.github-workflows',
+            str(path),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def workflow() -> dict:
+    data = yaml.safe_load(WORKFLOW.read_text(encoding='utf-8'))
+    data['on'] = data.pop(True, data.get('on'))  # YAML 1.1 reads the key `on` as True
+    return data
+
+
+def runs(job: dict) -> str:
+    return '\n'.join(step.get('run', '') for step in job['steps'])
+
+
+def test_the_workflow_matches_the_github_schema():
+    result = validate(WORKFLOW)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_a_broken_workflow_fails_the_schema(tmp_path):
+    broken = tmp_path / 'book.yml'
+    broken.write_text(WORKFLOW.read_text().replace('runs-on:', 'runs_on:', 1))
+    result = validate(broken)
+    assert result.returncode == 1
+    assert 'Schema validation errors' in result.stdout
+
+
+def test_pull_requests_run_the_readme_test_command():
+    data = workflow()
+    assert 'pull_request' in data['on']
+    test = data['jobs']['test']
+    assert 'pull_request' in test['if']
+    assert 'bash .ci/run' in runs(test)
+    assert 'make test' in (ROOT / '.ci' / 'run').read_text()
+    assert 'make test' in (ROOT / 'README.md').read_text()
+
+
+def test_main_executes_each_framework_in_its_own_job_then_publishes_once():
+    data = workflow()
+    assert data['on']['push']['branches'] == ['main']
+    execute, publish = data['jobs']['execute'], data['jobs']['publish']
+    assert sorted(execute['strategy']['matrix']['framework']) == sorted(FRAMEWORKS)
+    assert 'python -m tools execute --framework ${{ matrix.framework }}' in runs(execute)
+    [upload] = [
+        s for s in execute['steps'] if s.get('uses', '').startswith('actions/upload-artifact@')
+    ]
+    assert '_build/executed/${{ matrix.framework }}' in upload['with']['path']
+    assert publish['needs'] == 'execute'
+    assert publish['permissions'] == {'contents': 'write'}
+    [download] = [
+        s for s in publish['steps'] if s.get('uses', '').startswith('actions/download-artifact@')
+    ]
+    assert download['with']['path'] == '_build' and download['with']['merge-multiple'] is True
+    commands = runs(publish)
+    order = ['tools records', 'tools build --no-execute', 'pytest', 'tools publish']
+    positions = [commands.index(command) for command in order]
+    assert positions == sorted(positions), f'expected the steps in the order {order}'
+    for framework in FRAMEWORKS:
+        assert f'_build/exec/records-{framework}.json' in commands
+
+
+def test_every_job_caches_pip_and_the_corpus():
+    for name, job in workflow()['jobs'].items():
+        setup = [s for s in job['steps'] if s.get('uses', '').startswith('actions/setup-python@')]
+        assert setup and setup[0]['with']['cache'] == 'pip', name
+        cache = [s for s in job['steps'] if s.get('uses', '').startswith('actions/cache@')]
+        assert cache and '090b5e7e70c295757f55df93cb0a180b9691891a' in cache[0]['with']['key'], (
+            name
+        )
+        assert 'D2L_MINI_DATA=' in runs(job), name
+
+
+def test_the_steps_the_workflow_runs_exist():
+    from tools.cli import command_line
+
+    steps = set(re.findall(r'python -m tools (\w+)', WORKFLOW.read_text()))
+    assert {'execute', 'build', 'records', 'publish'} <= steps
+    known = set(command_line()._subparsers._group_actions[0].choices)
+    assert steps <= known, f'the workflow runs steps that do not exist: {sorted(steps - known)}'

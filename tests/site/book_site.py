@@ -1,0 +1,255 @@
+"""The built HTML books that tests/site/test_html.py and test_browser.py look at.
+
+Each is built at most once per test session:
+- `real_site()`: the book itself, through tools.build.build() (split, execute with its
+  cache, merge, render): None when the pipeline is not there.
+- `demo_site()`: a small project made here from the repository's _config.yml and
+  book/_static, with plain pages and two sections whose split and merged notebooks are
+  written by hand with nbformat, rendered by tools.site.render into a temporary folder. Its
+  twin cells differ in height on purpose (for the scroll test), and its toc names a
+  section that does not exist.
+"""
+
+import dataclasses
+import functools
+import importlib
+import importlib.util
+import json
+import shutil
+import tempfile
+from pathlib import Path
+
+import nbformat
+from nbformat import v4
+
+from tests.project import FRONT_MATTER
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+# A tiny red PNG (1x1), standing in for a plot.
+PNG = (
+    'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5E'
+    'rkJggg=='
+)
+
+
+@dataclasses.dataclass
+class Site:
+    html: Path  # the HTML folder
+    site: Path  # the folder jupyter-book built (holds _toc.yml, report.md)
+    sections: list  # section paths (e.g. "demo/twins") built as notebook pages
+    build: Path  # the _build folder with merged/, notebooks/, exec/
+    real: bool  # the real book (True) or the hand-made project (False)
+
+
+def pipeline_available():
+    return importlib.util.find_spec('tools.build') is not None and hasattr(
+        importlib.import_module('tools.build'), 'build'
+    )
+
+
+def code(source, tags=(), outputs=()):
+    cell = v4.new_code_cell(source, outputs=list(outputs))
+    if tags:
+        cell.metadata['tags'] = list(tags)
+    return cell
+
+
+def stream(text):
+    return v4.new_output('stream', name='stdout', text=text)
+
+
+# The text/plain that d2l_mini.plotting gives a figure, and matplotlib's own.
+PLOT_DESCRIPTION = 'Line plot of loss against step: up, down'
+FIGURE_REPR = '<Figure size 350x250 with 1 Axes>'
+
+
+def figure(text=FIGURE_REPR):
+    return v4.new_output('display_data', data={'image/png': PNG, 'text/plain': text})
+
+
+def notebook(cells):
+    nb = v4.new_notebook(cells=cells)
+    nb.metadata['kernelspec'] = {
+        'display_name': 'Python 3',
+        'language': 'python',
+        'name': 'python3',
+    }
+    nb.metadata['language_info'] = {'name': 'python', 'pygments_lexer': 'ipython3'}
+    return nb
+
+
+def twins_section():
+    """Cells of the hand-made section 'demo/twins' (merged form)."""
+    return [
+        v4.new_markdown_cell(
+            '(sec-twins)=\n# Twin cells\n\nA page with twin cells {cite:p}`vaswani2017attention`.'
+        ),
+        code('from d2l_mini import torch as d2l\nimport torch', ['pytorch']),
+        code(
+            'from d2l_mini import jax as d2l\nimport jax\nfrom jax import numpy as jnp\n'
+            'from flax import nnx\nimport optax\nimport numpy as np',
+            ['jax'],
+        ),
+        code('sizes = [1, 2, 3]'),
+        v4.new_markdown_cell(
+            '$$\ny = \\mathrm{softmax}(x)\n$$ (eq-demo)\n\nSee {eq}`eq-demo` and {ref}`sec-twins`.'
+        ),
+        code('print(torch.ones(2))', ['pytorch'], [stream('tensor([1., 1.])\n')]),
+        code('print(jax.numpy.ones(2))', ['jax'], [stream('[1. 1.]\n')]),
+        code('assert True', ['pytorch', 'claim', 'remove-cell']),
+        code('assert True', ['jax', 'claim', 'remove-cell']),
+        v4.new_markdown_cell(
+            '## A plot\n\nTwo plots behind one tab bar; this text is long enough '
+            'to push the next cells down the page.\n\n' + 'Filler text. ' * 80
+        ),
+        code('d2l.plot([1, 2], [3, 4])', ['pytorch'], [figure(PLOT_DESCRIPTION)]),
+        code('d2l.plot([1, 2], [3, 4])', ['jax'], [figure()]),
+        v4.new_markdown_cell('More prose between the groups.\n\n' + 'Filler text. ' * 300),
+        code('x = torch.zeros(3)\nprint(x.shape)', ['pytorch'], [stream('torch.Size([3])\n')]),
+        code('x = jax.numpy.zeros(3)\nprint(x.shape)', ['jax'], [stream('(3,)\n')]),
+        v4.new_markdown_cell('The end of the page.\n\n' + 'Filler text. ' * 300),
+    ]
+
+
+def more_section():
+    """Cells of 'demo/more': the page after 'demo/twins'."""
+    return [
+        v4.new_markdown_cell(
+            '# More twins\n\nBack to {ref}`sec-twins`.\n\n' + 'Filler text. ' * 40
+        ),
+        code('from d2l_mini import torch as d2l', ['pytorch']),
+        code('from d2l_mini import jax as d2l', ['jax']),
+        code('print(2 + 2)', outputs=[stream('4\n')]),
+        code("print('source hidden')", ['hide-input'], [stream('source hidden\n')]),
+        code('y = torch.arange(4)', ['pytorch']),
+        code('y = jnp.arange(4)', ['jax']),
+        code('print(y.sum())', ['pytorch'], [stream('tensor(6)\n')]),
+        code('print(y.sum())', ['jax'], [stream('6\n')]),
+    ]
+
+
+SECTIONS = {'demo/twins': twins_section, 'demo/more': more_section}
+# The package that holds each framework, as records name it.
+PACKAGES = {'pytorch': 'torch', 'jax': 'jax'}
+
+
+def split(cells, framework):
+    other = {'pytorch': 'jax', 'jax': 'pytorch'}[framework]
+    kept = [c for c in cells if other not in c.metadata.get('tags', [])]
+    return notebook([nbformat.from_dict(json.loads(json.dumps(c))) for c in kept])
+
+
+def make_project(root):
+    """A project folder like the repository, with one section already merged."""
+    root = Path(root)
+    book = root / 'book'
+    (book / 'demo').mkdir(parents=True)
+    shutil.copy2(REPO / '_config.yml', root / '_config.yml')
+    shutil.copytree(REPO / 'book' / '_static', book / '_static')
+    shutil.copytree(REPO / 'book' / '_templates', book / '_templates')
+    shutil.copy2(REPO / 'book' / 'references.bib', book / 'references.bib')
+    shutil.copy2(REPO / 'book' / 'references.md', book / 'references.md')
+    (book / 'index.md').write_text(
+        '# A small book\n\nThe landing page: {doc}`demo/twins`.\n\n```{tableofcontents}\n```\n'
+    )
+    (book / 'demo' / 'index.md').write_text('# The demo chapter\n\nPlain page, no notebook.\n')
+    (root / '_toc.yml').write_text(
+        'format: jb-book\nroot: index\nparts:\n'
+        '  - caption: Demo\n    numbered: true\n    chapters:\n'
+        '      - file: demo/index\n        sections:\n'
+        '          - file: demo/twins\n          - file: demo/more\n'
+        '          - file: demo/not-written-yet\n'
+        '  - caption: Back matter\n    chapters:\n'
+        '      - file: references\n      - file: report\n'
+    )
+    build = root / '_build'
+    for rel, make_cells in SECTIONS.items():
+        (book / f'{rel}.md').write_text(FRONT_MATTER + f'\n# {rel}\n')
+        cells = make_cells()
+        nbformat.write(notebook(cells), build_path(build, 'merged', rel))
+        for framework in ('pytorch', 'jax'):
+            for folder in ('notebooks', 'executed'):
+                nbformat.write(
+                    split(cells, framework), build_path(build, f'{folder}/{framework}', rel)
+                )
+    records = [
+        {
+            'section': rel,
+            'framework': fw,
+            'wall_s': wall,
+            'status': status,
+            'executed_at': '2026-01-02T03:04:05+00:00',
+            'python': '3.11.7',
+            'versions': {PACKAGES[fw]: '9.9.9', 'numpy': '2.4.6'},
+            'hardware': 'CPU: 2 cores',
+        }
+        for rel in SECTIONS
+        for fw, wall, status in (('pytorch', 3.25, 'executed'), ('jax', 4.5, 'cached'))
+    ]
+    build_path(build, 'exec', 'records').with_suffix('.json').write_text(json.dumps(records))
+    return root
+
+
+def build_path(build, folder, rel):
+    path = Path(build, folder, f'{rel}.ipynb')
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def site_sections(layout, site):
+    """The section paths that the site at `site` built as pages, in toc order."""
+    import yaml
+    from tools.source.sections import book_pages, toc_files
+
+    pages = book_pages(layout)
+    toc = yaml.safe_load((Path(site) / '_toc.yml').read_text())
+    return [rel for rel in toc_files(toc) if pages.get(rel)]
+
+
+_real = {}
+
+
+def real_site():
+    """The book itself, built by the pipeline; None without tools/build.py.
+
+    Built once per session: a failed build is not tried again by the next test, which
+    gets the same error.
+    """
+    if not pipeline_available():
+        return None
+    if 'site' not in _real:
+        from tools.build import build
+        from tools.paths import Layout
+
+        try:
+            layout = Layout()
+            build(layout)
+            site = layout.build / 'site'
+            _real['site'] = Site(
+                site / '_build' / 'html', site, site_sections(layout, site), layout.build, True
+            )
+        except Exception as error:
+            _real['site'] = error
+    if isinstance(_real['site'], Exception):
+        raise RuntimeError(f'building the book failed: {_real["site"]}') from _real['site']
+    return _real['site']
+
+
+@functools.cache
+def demo_site():
+    """The hand-made two-section project, rendered into a temporary folder."""
+    from tools.paths import Layout
+    from tools.site.render import render
+
+    root = make_project(tempfile.mkdtemp(prefix='book-site-'))
+    layout = Layout(root=root)
+    html = render(layout, quiet=True, progress=lambda message: None)
+    site = layout.build / 'site'
+    return Site(html, site, site_sections(layout, site), layout.build, False)
+
+
+def book_site():
+    """The real book when the pipeline is there, else the hand-made one."""
+    return real_site() or demo_site()
