@@ -77,7 +77,6 @@ def torch_loops():
     import torch
     from torch.nn import functional as F
     from d2l_mini import torch as d2l
-    from benchmarks.charlm import torch_charlm
 
     data = d2l.TimeMachine(CONFIG['batch_size'], CONFIG['num_steps'],
                            num_train=CONFIG['num_train'],
@@ -85,9 +84,9 @@ def torch_loops():
 
     def fresh():
         torch.manual_seed(0)
-        model = torch_charlm(d2l, len(data.vocab), CONFIG['num_hiddens'],
-                             CONFIG['num_heads'], CONFIG['num_blks'],
-                             CONFIG['num_steps'])
+        model = d2l.CharLM(len(data.vocab), CONFIG['num_hiddens'],
+                           CONFIG['num_heads'], CONFIG['num_blks'],
+                           max_len=CONFIG['num_steps'])
         optimizer = torch.optim.AdamW(model.parameters(), lr=CONFIG['lr'],
                                       weight_decay=0.0)
         return model, optimizer
@@ -137,16 +136,15 @@ def jax_loops():
     import optax
     from flax import nnx
     from d2l_mini import jax as d2l
-    from benchmarks.charlm import jax_charlm
 
     data = d2l.TimeMachine(CONFIG['batch_size'], CONFIG['num_steps'],
                            num_train=CONFIG['num_train'],
                            num_val=CONFIG['num_val'])
 
     def fresh():
-        model = jax_charlm(d2l, len(data.vocab), CONFIG['num_hiddens'],
+        model = d2l.CharLM(len(data.vocab), CONFIG['num_hiddens'],
                            CONFIG['num_heads'], CONFIG['num_blks'],
-                           CONFIG['num_steps'])
+                           max_len=CONFIG['num_steps'], rngs=nnx.Rngs(0))
         optimizer = nnx.Optimizer(
             model, optax.adamw(CONFIG['lr'], weight_decay=0.0),
             wrt=nnx.Param)
@@ -187,8 +185,8 @@ def jax_loops():
 def dense_layouts(framework, rounds, calls=10):
     """Time of the weight gradient of one dense layer (d -> round(8d/3), the
     SwiGLU width) applied to a (B, T, d) array, over the time for the same
-    numbers as a (B * T, d) matrix. In JAX the ratio is why d2l_mini's
-    attention and the book's JAX FeedForward flatten the positions first;
+    numbers as a (B * T, d) matrix. In JAX the ratio is why the JAX
+    ``train_lm`` has every dense layer multiply the positions as one matrix;
     PyTorch, whose ratio stays near 1, needs no such step."""
     B, T, d = CONFIG['batch_size'], CONFIG['num_steps'], CONFIG['num_hiddens']
     width = round(8 * d / 3)

@@ -1,9 +1,24 @@
 """d2l_mini: the small library that every section of the book imports.
 
-Use ``from d2l_mini import torch as d2l`` or ``from d2l_mini import jax as d2l``;
-each imports only its own framework. Framework-free helpers live in
-``d2l_mini.data`` (the Time Machine corpus, its cache folder, the vocabulary and
-the windows), ``d2l_mini.plotting`` (``plot``, ``check_shape``) and
-``d2l_mini.glue`` (``glue``, values that the book's prose quotes); both framework
-modules re-export them.
+``from d2l_mini import torch as d2l`` or ``from d2l_mini import jax as d2l``;
+each imports only its own framework. The two are twins: the same names, in the
+same order, for the same roles (attention, the chapter's saved FeedForward,
+TransformerBlock, CharLM and generate, the Time Machine data, ``train_lm``).
+
+Where the frameworks must differ:
+
+* PyTorch's ``MultiHeadAttention`` returns the output and keeps the attention
+  weights on the module (``attention_weights``); Flax's returns
+  ``(output, weights)``, since a Flax module called under ``jax.jit`` hands
+  results back only through what it returns.
+* Flax NNX modules take the source of their random initial weights as a
+  required keyword argument, ``rngs=nnx.Rngs(seed)``; PyTorch modules draw
+  from the global generator that ``torch.manual_seed`` sets.
+
+Framework-free helpers, re-exported by both: ``d2l_mini.data`` (the corpus,
+its cache folder, the vocabulary and the windows), ``d2l_mini.plotting``
+(``plot``, ``check_shape``), ``d2l_mini.glue`` (values that the prose quotes),
+``d2l_mini.progress`` (progress bars) and ``d2l_mini.checks`` (``check_args``,
+the argument checks). ``d2l_mini.settings`` reads the book's run-time settings
+from the environment.
 """

@@ -1,41 +1,93 @@
-"""Argument checks shared by the PyTorch and the JAX modules of d2l_mini.
+"""Argument checks shared by d2l_mini's PyTorch and JAX modules and its data module.
 
-Each raises ValueError or TypeError with a message that names the argument and
-what it accepts.
+One call checks all the arguments of a constructor or function, each by the rule
+that goes with its name::
+
+    check_args(num_hiddens=num_hiddens, num_heads=num_heads, dropout=dropout)
+
+One exception type per kind of mistake: a value of the wrong type (a float or a
+bool where an int is needed, a string where a number is) raises TypeError; a value
+of the right type outside the accepted range or set raises ValueError. Each message
+names the argument and what it accepts.
 """
-import numpy as np
+import numbers
 
 
-def check_heads(num_hiddens, num_heads):
-    for name, value in (('num_hiddens', num_hiddens),
-                        ('num_heads', num_heads)):
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise ValueError(f'{name} must be a positive int, got {value!r}')
-    if num_hiddens % num_heads:
-        raise ValueError(f'num_hiddens ({num_hiddens}) must be divisible by '
-                         f'num_heads ({num_heads})')
+def positive_int(name, value):
+    _int(name, value, 'an int >= 1')
+    if value < 1:
+        raise ValueError(f'{name} must be an int >= 1, got {value!r}')
 
 
-def check_dropout(dropout):
-    if isinstance(dropout, (bool, str)) or not np.isscalar(dropout):
-        raise TypeError(f'dropout must be a number in [0, 1), got {dropout!r}')
-    if not 0 <= dropout < 1:
-        raise ValueError(f'dropout must be in [0, 1), got {dropout!r}')
+def count(name, value):
+    _int(name, value, 'an int >= 0')
+    if value < 0:
+        raise ValueError(f'{name} must be an int >= 0, got {value!r}')
 
 
-def check_num_steps(num_steps):
-    if isinstance(num_steps, bool) or not isinstance(num_steps, int) \
-            or num_steps < 1:
-        raise ValueError(f'num_steps must be an int >= 1, got {num_steps!r}')
+def _int(name, value, accepted):
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise TypeError(f'{name} must be {accepted}, got {value!r}')
 
 
-def check_micro_batches(micro_batches, batch_size=None):
-    """``micro_batches`` is a positive int that divides ``batch_size`` (when
-    given): the slices of a batch must be of equal size."""
-    if isinstance(micro_batches, bool) or not isinstance(micro_batches, int) \
-            or micro_batches < 1:
-        raise ValueError(f'micro_batches must be an int >= 1, '
-                         f'got {micro_batches!r}')
-    if batch_size is not None and batch_size % micro_batches:
-        raise ValueError(f'micro_batches ({micro_batches}) must divide the '
-                         f'batch size ({batch_size})')
+def _number(name, value, accepted):
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f'{name} must be {accepted}, got {value!r}')
+
+
+def probability(name, value):
+    """A dropout rate: a number in [0, 1)."""
+    _number(name, value, 'a number in [0, 1)')
+    if not 0 <= value < 1:
+        raise ValueError(f'{name} must be a number in [0, 1), got {value!r}')
+
+
+def positive_number(name, value):
+    _number(name, value, 'a number > 0')
+    if not value > 0:
+        raise ValueError(f'{name} must be a number > 0, got {value!r}')
+
+
+def boolean(name, value):
+    if not isinstance(value, bool):
+        raise TypeError(f'{name} must be True or False, got {value!r}')
+
+
+def one_of(*choices):
+    """The rule for a string flag that must be one of ``choices``."""
+    accepted = ' or '.join(map(repr, choices))
+
+    def rule(name, value):
+        if value not in choices:
+            raise ValueError(f'{name} must be {accepted}, got {value!r}')
+    return rule
+
+
+RULES = {
+    'num_hiddens': positive_int, 'num_heads': positive_int,
+    'dropout': probability, 'norm': one_of('rms', 'layer'),
+    'act': one_of('gelu', 'swiglu'), 'pre_norm': boolean,
+    'vocab_size': positive_int, 'num_blks': positive_int,
+    'max_len': positive_int, 'batch_size': positive_int,
+    'num_steps': positive_int, 'num_train': positive_int, 'num_val': count,
+    'tokenization': one_of('char'), 'micro_batches': positive_int,
+    'num_chars': count, 'temperature': positive_number,
+}
+
+# Pairs of arguments where the first must divide the second.
+DIVIDES = [('num_heads', 'num_hiddens'), ('micro_batches', 'batch_size')]
+
+
+def check_args(**arguments):
+    """Check every keyword argument by the rule for its name (``RULES``), then
+    that each pair in ``DIVIDES`` given together divides evenly."""
+    for name, value in arguments.items():
+        if name not in RULES:
+            raise KeyError(f'check_args has no rule for {name!r}')
+        RULES[name](name, value)
+    for divisor, total in DIVIDES:
+        if divisor in arguments and total in arguments \
+                and arguments[total] % arguments[divisor]:
+            raise ValueError(
+                f'{divisor} ({arguments[divisor]}) must divide {total} '
+                f'({arguments[total]})')

@@ -31,6 +31,8 @@ import urllib.request
 
 import numpy as np
 
+from d2l_mini.checks import check_args
+
 TIME_MACHINE_URL = 'http://d2l-data.s3-accelerate.amazonaws.com/timemachine.txt'
 TIME_MACHINE_SHA1 = '090b5e7e70c295757f55df93cb0a180b9691891a'
 DOWNLOAD_TIMEOUT = 20  # seconds; offline machines should fail fast
@@ -172,22 +174,6 @@ class Vocab:
         return f'Vocab(size={len(self)}, tokens={self.idx_to_token[:8]}...)'
 
 
-def _positive_int(value, name):
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-        raise TypeError(f'{name} must be an int >= 1, got {value!r}')
-    if value < 1:
-        raise ValueError(f'{name} must be an int >= 1, got {value}')
-    return int(value)
-
-
-def _count(value, name):
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-        raise TypeError(f'{name} must be an int >= 0, got {value!r}')
-    if value < 0:
-        raise ValueError(f'{name} must be an int >= 0, got {value}')
-    return int(value)
-
-
 class TimeMachine:
     """Character-level language-modelling windows of The Time Machine.
 
@@ -206,13 +192,11 @@ class TimeMachine:
 
     def __init__(self, batch_size, num_steps, num_train=10000, num_val=5000,
                  tokenization='char', seed=0):
-        self.batch_size = _positive_int(batch_size, 'batch_size')
-        self.num_steps = _positive_int(num_steps, 'num_steps')
-        self.num_train = _positive_int(num_train, 'num_train')
-        self.num_val = _count(num_val, 'num_val')
-        if tokenization != 'char':
-            raise ValueError(f"tokenization must be 'char' (one token per "
-                             f"character), got {tokenization!r}")
+        check_args(batch_size=batch_size, num_steps=num_steps,
+                   num_train=num_train, num_val=num_val,
+                   tokenization=tokenization)
+        self.batch_size, self.num_steps = int(batch_size), int(num_steps)
+        self.num_train, self.num_val = int(num_train), int(num_val)
         self.tokenization = tokenization
         if self.batch_size > self.num_train:
             raise ValueError(f'batch_size ({batch_size}) must be at most '
@@ -259,3 +243,15 @@ class TimeMachine:
         return (f'{type(self).__name__}(batch_size={self.batch_size}, '
                 f'num_steps={self.num_steps}, num_train={self.num_train}, '
                 f'num_val={self.num_val}, vocab_size={len(self.vocab)})')
+
+
+def training_batches(data, num_steps):
+    """``num_steps`` training batches of ``data.train_dataloader()``, starting
+    a new epoch (a fresh shuffle) whenever one ends."""
+    produced = 0
+    while produced < num_steps:
+        for batch in data.train_dataloader():
+            yield batch
+            produced += 1
+            if produced == num_steps:
+                return

@@ -1,4 +1,9 @@
-"""The JAX/Flax NNX half of d2l_mini: ``from d2l_mini import jax as d2l``."""
+"""The JAX/Flax NNX half of d2l_mini: ``from d2l_mini import jax as d2l``.
+
+Its twin, ``d2l_mini.torch``, has the same names in the same order and roles;
+where the two must differ, the package docstring says how.
+"""
+import contextlib
 import functools
 import math
 import sys
@@ -9,7 +14,8 @@ from jax import numpy as jnp
 from flax import nnx
 import optax
 
-from d2l_mini import checks, data as _data
+from d2l_mini import data as _data
+from d2l_mini.checks import check_args
 from d2l_mini.data import Vocab, preprocess, read_time_machine
 from d2l_mini.glue import glue
 from d2l_mini.plotting import (check_shape, plot, set_axes, set_figsize,
@@ -18,14 +24,15 @@ from d2l_mini.progress import progress
 
 d2l = sys.modules[__name__]
 
-__all__ = ['MultiHeadAttention', 'TimeMachine', 'Vocab', 'check_shape',
-           'get_key', 'glue', 'masked_softmax', 'plot', 'preprocess',
-           'progress', 'read_time_machine', 'set_axes', 'set_figsize',
-           'set_seed', 'train_lm', 'try_gpu', 'use_svg_display']
+__all__ = ['CharLM', 'FeedForward', 'MultiHeadAttention', 'TimeMachine',
+           'TransformerBlock', 'Vocab', 'check_args', 'check_shape',
+           'generate', 'glue', 'lm_loss', 'masked_softmax', 'plot',
+           'preprocess', 'progress', 'read_time_machine', 'set_axes',
+           'set_figsize', 'train_lm', 'try_gpu', 'use_svg_display']
 
 
 def try_gpu(i=0):
-    """The ``i``-th GPU if there is one, else the first CPU device."""
+    """The ``i``-th GPU if there is one, else the CPU."""
     try:
         gpus = jax.devices('gpu')
     except RuntimeError:  # no GPU backend at all
@@ -35,29 +42,14 @@ def try_gpu(i=0):
     return jax.devices('cpu')[0]
 
 
-_key_state = {'seed': 0, 'key': None}
-
-
-def set_seed(seed):
-    """Restart the key sequence of :func:`get_key` from ``seed``."""
-    _key_state['seed'], _key_state['key'] = seed, None
-
-
-def get_key():
-    """A fresh PRNG key: each call splits the module's key (seeded by
-    :func:`set_seed`, 0 by default), so successive calls never repeat."""
-    if _key_state['key'] is None:
-        _key_state['key'] = jax.random.key(_key_state['seed'])
-    _key_state['key'], key = jax.random.split(_key_state['key'])
-    return key
-
-
-def _visible_keys(valid_lens, batch_size, num_queries, num_keys):
+def _visible_keys(valid_lens, Q, K):
     """Boolean mask of shape (B, 1, Tq, Tk): True where a query may see a key.
 
     ``valid_lens`` holds one length per sequence, shape (B,), or one per query,
-    shape (B, Tq); key positions at or beyond the length are hidden.
+    shape (B, Tq); key positions at or beyond the length are hidden. ``Q`` and
+    ``K`` are the per-head queries and keys, (B, num_heads, T, head_dim).
     """
+    batch_size, num_queries, num_keys = Q.shape[0], Q.shape[2], K.shape[2]
     valid_lens = jnp.asarray(valid_lens)
     if not jnp.issubdtype(valid_lens.dtype, jnp.integer):
         raise TypeError(f'valid_lens must hold integers, got dtype '
@@ -84,13 +76,6 @@ def masked_softmax(scores, mask=None):
     return jax.nn.softmax(scores, axis=-1) * mask.any(-1, keepdims=True)
 
 
-def _per_position(layer, X):
-    """``layer`` applied to every position of X (B, T, d) as one (B * T, d)
-    matrix: the same numbers, but XLA on the CPU computes the gradient of a
-    2-D product's weights about twice as fast as that of a 3-D one."""
-    return layer(X.reshape(-1, X.shape[-1])).reshape(*X.shape[:-1], -1)
-
-
 class MultiHeadAttention(nnx.Module):
     """Multi-head scaled dot-product attention.
 
@@ -102,17 +87,16 @@ class MultiHeadAttention(nnx.Module):
 
     The forward pass is: project, ``transpose_qkv``, ``dot_product_attention``
     (a subclass may override it, e.g. to normalise queries and keys first),
-    ``transpose_output``, ``W_o``. Dropout on the weights draws from the
-    ``dropout`` stream of ``rngs`` (or its default stream); ``model.eval()``
-    turns it off.
+    ``transpose_output``, ``W_o``. Dropout acts on the attention weights in
+    training mode, drawing from ``rngs``; ``model.eval()`` turns it off.
     """
 
     def __init__(self, num_hiddens, num_heads, dropout=0.0, bias=False, *,
-                 rngs=None):
-        checks.check_heads(num_hiddens, num_heads)
-        checks.check_dropout(dropout)
-        rngs = nnx.Rngs(0) if rngs is None else rngs
+                 rngs: nnx.Rngs):
+        check_args(num_hiddens=num_hiddens, num_heads=num_heads,
+                   dropout=dropout)
         self.num_hiddens, self.num_heads = num_hiddens, num_heads
+        self.bias = bias
         self.W_q = nnx.Linear(num_hiddens, num_hiddens, use_bias=bias, rngs=rngs)
         self.W_k = nnx.Linear(num_hiddens, num_hiddens, use_bias=bias, rngs=rngs)
         self.W_v = nnx.Linear(num_hiddens, num_hiddens, use_bias=bias, rngs=rngs)
@@ -138,15 +122,12 @@ class MultiHeadAttention(nnx.Module):
         return self.dropout(weights) @ V, weights
 
     def __call__(self, queries, keys, values, valid_lens=None):
-        Q = self.transpose_qkv(_per_position(self.W_q, queries))
-        K = self.transpose_qkv(_per_position(self.W_k, keys))
-        V = self.transpose_qkv(_per_position(self.W_v, values))
-        mask = None
-        if valid_lens is not None:
-            mask = _visible_keys(valid_lens, Q.shape[0], Q.shape[2],
-                                 K.shape[2])
+        Q = self.transpose_qkv(self.W_q(queries))
+        K = self.transpose_qkv(self.W_k(keys))
+        V = self.transpose_qkv(self.W_v(values))
+        mask = None if valid_lens is None else _visible_keys(valid_lens, Q, K)
         output, weights = self.dot_product_attention(Q, K, V, mask)
-        return _per_position(self.W_o, self.transpose_output(output)), weights
+        return self.W_o(self.transpose_output(output)), weights
 
 
 class TimeMachine(_data.TimeMachine):
@@ -221,45 +202,71 @@ def train_lm(model, data, optimizer, num_steps, micro_batches=1):
     ``micro_batches`` > 1 computes each step's gradient over that many equal
     slices of the batch in turn (gradient accumulation): the same step up to
     rounding, with a slice's activations in memory instead of the batch's.
-    The step (loss, gradients, update) is compiled once per model structure
-    and reused by later calls; losses stay on the device until the end. A
-    progress bar (``d2l.progress``) counts the steps the device has finished.
+    The step is compiled once per model structure and reused by later calls;
+    losses stay on the device until the end. A progress bar
+    (``d2l.progress``) counts the steps that the device has finished.
     Returns the per-step training losses as Python floats."""
-    checks.check_num_steps(num_steps)
-    checks.check_micro_batches(micro_batches)
+    check_args(num_steps=num_steps, micro_batches=micro_batches)
     model.train()
-    graphdef, state = nnx.split((model, optimizer))
     losses = []
-    bar = progress(total=num_steps, desc='training', unit='step', leave=False)
     finished = 0  # steps known to be done on the device (they end in order)
-    try:
-        while len(losses) < num_steps:
-            for X, Y in data.train_dataloader():
-                checks.check_micro_batches(micro_batches, X.shape[0])
+    with _rowwise_products(model), progress(total=num_steps, desc='training',
+                                            unit='step', leave=False) as bar:
+        graphdef, state = nnx.split((model, optimizer))
+        try:
+            for X, Y in _data.training_batches(data, num_steps):
+                check_args(micro_batches=micro_batches, batch_size=X.shape[0])
                 loss, state = _train_step(graphdef, state, X, Y,
                                           micro_batches)
                 losses.append(loss)
-                done = _finished(losses, finished)
-                bar.update(done - finished)
-                finished = done
-                if len(losses) == num_steps:
-                    break
-        for loss in losses[finished:]:  # all dispatched: waiting costs nothing
-            loss.block_until_ready()
-            bar.update(1)
-    finally:
-        bar.close()
-        nnx.update((model, optimizer), state)
+                finished = _count_finished(losses, finished, bar)
+            for loss in losses[finished:]:  # all dispatched: no time lost
+                loss.block_until_ready()
+                bar.update(1)
+        finally:
+            nnx.update((model, optimizer), state)
     return [float(loss) for loss in jax.device_get(losses)]
 
 
-def _finished(losses, finished):
+def _count_finished(losses, finished, bar):
     """How many of the dispatched steps have finished, counting on from
-    ``finished`` (steps end in order). ``is_ready()`` asks without waiting,
-    so the training loop never syncs with the device."""
-    while finished < len(losses) and losses[finished].is_ready():
-        finished += 1
-    return finished
+    ``finished`` (steps end in order) and moving ``bar`` on by as many.
+    ``is_ready()`` asks without waiting: the loop never syncs with the device."""
+    done = finished
+    while done < len(losses) and losses[done].is_ready():
+        done += 1
+    bar.update(done - finished)
+    return done
+
+
+# ---- Speed paths: the same numbers, computed faster. They live here, apart
+# from the classes above, so that those read like the lesson.
+
+@contextlib.contextmanager
+def _rowwise_products(model):
+    """While ``train_lm`` trains, every ``nnx.Linear`` of ``model`` multiplies
+    all positions of its (B, T, d) input as one (B * T, d) matrix: the same
+    numbers, but XLA on a CPU differentiates a 2-D product's weights about
+    twice as fast as a 3-D one's (``python -m benchmarks`` measures it)."""
+    layers = [layer for _, layer in nnx.iter_modules(model)
+              if isinstance(layer, nnx.Linear)
+              and layer.dot_general is jax.lax.dot_general]
+    for layer in layers:
+        layer.dot_general = _rowwise_dot_general
+    try:
+        yield
+    finally:
+        for layer in layers:
+            layer.dot_general = jax.lax.dot_general
+
+
+def _rowwise_dot_general(inputs, kernel, dimension_numbers, **options):
+    """``lax.dot_general`` of a dense layer (``inputs``' last axis against
+    ``kernel``'s first), with all leading axes of ``inputs`` flattened."""
+    rows = inputs.reshape(-1, inputs.shape[-1])
+    product = jax.lax.dot_general(rows, kernel, (((1,), (0,)), ((), ())),
+                                  **options)
+    return product.reshape(*inputs.shape[:-1], kernel.shape[-1])
 
 
 # ---- Below: code saved from the book by `python -m tools.save`; do not edit by hand. ----
@@ -270,14 +277,9 @@ class FeedForward(nnx.Module):
     """Position-wise feed-forward network: a GELU MLP of width 4d
     (act='gelu') or SwiGLU of width round(8d/3) (act='swiglu'), which have
     the same number of weights up to rounding."""
-    def __init__(self, num_hiddens, act='swiglu', bias=False, *, rngs=None):
-        if isinstance(num_hiddens, bool) or not isinstance(num_hiddens, int) \
-                or num_hiddens < 1:
-            raise ValueError(
-                f'num_hiddens must be a positive int, got {num_hiddens!r}')
-        if act not in ('gelu', 'swiglu'):
-            raise ValueError(f"act must be 'gelu' or 'swiglu', got {act!r}")
-        rngs = nnx.Rngs(0) if rngs is None else rngs
+    def __init__(self, num_hiddens, act='swiglu', bias=False, *,
+                 rngs: nnx.Rngs):
+        d2l.check_args(num_hiddens=num_hiddens, act=act)
         self.act = act
         if act == 'gelu':
             self.ffn_hiddens = 4 * num_hiddens
@@ -291,14 +293,11 @@ class FeedForward(nnx.Module):
                               rngs=rngs)
 
     def __call__(self, X):
-        # Position-wise, so all positions may form one (B * T, d) matrix;
-        # XLA on the CPU differentiates 2-D products faster than 3-D ones.
-        rows = X.reshape(-1, X.shape[-1])
         if self.act == 'gelu':
-            hidden = nnx.gelu(self.W_1(rows))  # the tanh approximation
+            hidden = nnx.gelu(self.W_1(X))  # the tanh approximation
         else:  # the SiLU gate scales the linear view W_1 X elementwise
-            hidden = nnx.silu(self.W_g(rows)) * self.W_1(rows)
-        return self.W_2(hidden).reshape(X.shape)
+            hidden = nnx.silu(self.W_g(X)) * self.W_1(X)
+        return self.W_2(hidden)
 
 
 # Saved from book/transformer-block/transformer-block.md
@@ -314,17 +313,9 @@ class TransformerBlock(nnx.Module):
     num_hiddens) and optional valid_lens, (batch,) or (batch, length)."""
     def __init__(self, num_hiddens, num_heads, dropout=0, norm='rms',
                  act='swiglu', pre_norm=True, bias=False, attn_factory=None,
-                 ffn_factory=None, *, rngs=None):
-        if norm not in ('rms', 'layer'):
-            raise ValueError(f"norm must be 'rms' or 'layer', got {norm!r}")
-        if act not in ('gelu', 'swiglu'):
-            raise ValueError(f"act must be 'gelu' or 'swiglu', got {act!r}")
-        if not isinstance(pre_norm, bool):
-            raise TypeError(f'pre_norm must be True or False, got {pre_norm!r}')
-        if num_hiddens % num_heads:
-            raise ValueError(f'num_heads ({num_heads}) must divide '
-                             f'num_hiddens ({num_hiddens})')
-        rngs = nnx.Rngs(0) if rngs is None else rngs
+                 ffn_factory=None, *, rngs: nnx.Rngs):
+        d2l.check_args(num_hiddens=num_hiddens, num_heads=num_heads,
+                       dropout=dropout, norm=norm, act=act, pre_norm=pre_norm)
         self.norm_kind, self.pre_norm = norm, pre_norm
         make_norm = ((lambda: nnx.RMSNorm(num_hiddens, epsilon=1e-6,
                                           rngs=rngs)) if norm == 'rms'
@@ -359,14 +350,9 @@ class CharLM(nnx.Module):
     position embeddings, num_blks causal TransformerBlocks, a final
     RMSNorm and an output layer that shares the token embedding."""
     def __init__(self, vocab_size, num_hiddens=128, num_heads=4, num_blks=2,
-                 act='swiglu', max_len=128, *, rngs=None):
-        for name, value in (('vocab_size', vocab_size),
-                            ('num_blks', num_blks), ('max_len', max_len)):
-            if isinstance(value, bool) or not isinstance(value, int) \
-                    or value < 1:
-                raise ValueError(f'{name} must be a positive int, '
-                                 f'got {value!r}')
-        rngs = nnx.Rngs(0) if rngs is None else rngs
+                 act='swiglu', max_len=128, *, rngs: nnx.Rngs):
+        d2l.check_args(vocab_size=vocab_size, num_blks=num_blks,
+                       max_len=max_len)
         self.max_len = max_len
         small = nnx.initializers.normal(stddev=0.02)
         self.token_emb = nnx.Embed(vocab_size, num_hiddens,
@@ -405,8 +391,7 @@ def generate(model, vocab, prefix, num_chars, temperature=1.0, seed=0):
     below 1) or flattened (above 1) by `temperature`."""
     if not prefix:
         raise ValueError('prefix must hold at least one character')
-    if temperature <= 0:
-        raise ValueError(f'temperature must be positive, got {temperature!r}')
+    d2l.check_args(num_chars=num_chars, temperature=temperature)
     key = jax.random.key(seed)
     tokens = vocab[list(prefix)]
     model.eval()

@@ -10,6 +10,8 @@ import os
 
 from tqdm.auto import tqdm
 
+from d2l_mini.checks import count
+
 DELAY_S = 2.0
 
 
@@ -25,9 +27,8 @@ def progress(iterable=None, total=None, desc=None, leave=True, **options):
     loop ends. Other keyword arguments go to ``tqdm.auto.tqdm``."""
     if desc is not None and not isinstance(desc, str):
         raise TypeError(f'desc must be a str or None, got {desc!r}')
-    if total is not None and (isinstance(total, bool)
-                              or not isinstance(total, int) or total < 0):
-        raise ValueError(f'total must be an int >= 0 or None, got {total!r}')
+    if total is not None:
+        count('total', total)
     options.setdefault('delay', DELAY_S)
     options.setdefault('disable', disabled_by_environment())
     return tqdm(iterable, total=total, desc=desc, leave=leave, **options)

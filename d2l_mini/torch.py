@@ -1,4 +1,9 @@
-"""The PyTorch half of d2l_mini: ``from d2l_mini import torch as d2l``."""
+"""The PyTorch half of d2l_mini: ``from d2l_mini import torch as d2l``.
+
+Its twin, ``d2l_mini.jax``, has the same names in the same order and roles;
+where the two must differ, the package docstring says how.
+"""
+import contextlib
 import math
 import os
 import sys
@@ -15,7 +20,8 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-from d2l_mini import checks, data as _data
+from d2l_mini import data as _data
+from d2l_mini.checks import check_args
 from d2l_mini.data import Vocab, preprocess, read_time_machine
 from d2l_mini.glue import glue
 from d2l_mini.plotting import (check_shape, plot, set_axes, set_figsize,
@@ -24,27 +30,29 @@ from d2l_mini.progress import progress
 
 d2l = sys.modules[__name__]
 
-__all__ = ['MultiHeadAttention', 'TimeMachine', 'Vocab', 'check_shape',
-           'glue', 'masked_softmax', 'plot', 'preprocess', 'progress',
-           'read_time_machine', 'set_axes', 'set_figsize', 'train_lm',
-           'try_gpu', 'use_svg_display']
+__all__ = ['CharLM', 'FeedForward', 'MultiHeadAttention', 'TimeMachine',
+           'TransformerBlock', 'Vocab', 'check_args', 'check_shape',
+           'generate', 'glue', 'lm_loss', 'masked_softmax', 'plot',
+           'preprocess', 'progress', 'read_time_machine', 'set_axes',
+           'set_figsize', 'train_lm', 'try_gpu', 'use_svg_display']
 
 
 def try_gpu(i=0):
-    """The ``i``-th CUDA device if there is one, else the CPU."""
+    """The ``i``-th GPU if there is one, else the CPU."""
     if torch.cuda.device_count() > i:
         return torch.device(f'cuda:{i}')
     return torch.device('cpu')
 
 
-def _visible_keys(valid_lens, batch_size, num_queries, num_keys, device):
+def _visible_keys(valid_lens, Q, K):
     """Boolean mask of shape (B, 1, Tq, Tk): True where a query may see a key.
 
     ``valid_lens`` holds one length per sequence, shape (B,), or one per query,
-    shape (B, Tq); key positions at or beyond the length are hidden.
+    shape (B, Tq); key positions at or beyond the length are hidden. ``Q`` and
+    ``K`` are the per-head queries and keys, (B, num_heads, T, head_dim).
     """
-    if not isinstance(valid_lens, torch.Tensor):
-        valid_lens = torch.as_tensor(valid_lens)
+    batch_size, num_queries, num_keys = Q.shape[0], Q.shape[2], K.shape[2]
+    valid_lens = torch.as_tensor(valid_lens, device=Q.device)
     if valid_lens.dtype.is_floating_point or valid_lens.dtype.is_complex \
             or valid_lens.dtype == torch.bool:
         raise TypeError(f'valid_lens must hold integers, got dtype '
@@ -58,8 +66,7 @@ def _visible_keys(valid_lens, batch_size, num_queries, num_keys, device):
             f'valid_lens must be None, of shape (batch_size,) = '
             f'({batch_size},) or of shape (batch_size, num_queries) = '
             f'({batch_size}, {num_queries}); got {tuple(valid_lens.shape)}')
-    positions = torch.arange(num_keys, device=device)
-    return positions < lens.to(device)
+    return torch.arange(num_keys, device=Q.device) < lens
 
 
 def masked_softmax(scores, mask=None):
@@ -83,18 +90,14 @@ class MultiHeadAttention(nn.Module):
 
     The forward pass is: project, ``transpose_qkv``, ``dot_product_attention``
     (a subclass may override it, e.g. to normalise queries and keys first),
-    ``transpose_output``, ``W_o``.
-
-    With ``need_weights = False`` the weights are not materialised: the step
-    runs PyTorch's fused ``F.scaled_dot_product_attention`` (same result, less
-    memory traffic) and ``attention_weights`` is None. ``train_lm`` does this
-    while it trains and restores the flag afterwards.
+    ``transpose_output``, ``W_o``. Dropout acts on the attention weights in
+    training mode; ``model.eval()`` turns it off.
     """
 
     def __init__(self, num_hiddens, num_heads, dropout=0.0, bias=False):
         super().__init__()
-        checks.check_heads(num_hiddens, num_heads)
-        checks.check_dropout(dropout)
+        check_args(num_hiddens=num_hiddens, num_heads=num_heads,
+                   dropout=dropout)
         self.num_hiddens, self.num_heads = num_hiddens, num_heads
         self.bias = bias
         self.W_q = nn.Linear(num_hiddens, num_hiddens, bias=bias)
@@ -102,12 +105,7 @@ class MultiHeadAttention(nn.Module):
         self.W_v = nn.Linear(num_hiddens, num_hiddens, bias=bias)
         self.W_o = nn.Linear(num_hiddens, num_hiddens, bias=bias)
         self.dropout = nn.Dropout(dropout)
-        self.need_weights = True
         self.attention_weights = None
-
-    def extra_repr(self):
-        return (f'num_hiddens={self.num_hiddens}, num_heads={self.num_heads}, '
-                f'bias={self.bias}')
 
     def transpose_qkv(self, X):
         """(B, T, num_hiddens) -> (B, num_heads, T, num_hiddens / num_heads)."""
@@ -123,9 +121,6 @@ class MultiHeadAttention(nn.Module):
         """Scaled dot-product attention of per-head queries, keys and values,
         each (B, num_heads, T, head_dim); ``mask`` (B, 1, Tq, Tk) is True
         where a query may see a key. Returns (output, weights)."""
-        if not self.need_weights:
-            return _fused_attention(Q, K, V, mask,
-                                    self.dropout.p if self.training else 0.0)
         scores = Q @ K.transpose(-2, -1) / math.sqrt(Q.shape[-1])
         weights = masked_softmax(scores, mask)
         return self.dropout(weights) @ V, weights
@@ -134,27 +129,14 @@ class MultiHeadAttention(nn.Module):
         Q = self.transpose_qkv(self.W_q(queries))
         K = self.transpose_qkv(self.W_k(keys))
         V = self.transpose_qkv(self.W_v(values))
-        mask = None
-        if valid_lens is not None:
-            mask = _visible_keys(valid_lens, Q.shape[0], Q.shape[2],
-                                 K.shape[2], Q.device)
+        mask = None if valid_lens is None else _visible_keys(valid_lens, Q, K)
         output, self.attention_weights = self.dot_product_attention(
             Q, K, V, mask)
         return self.W_o(self.transpose_output(output))
 
-
-def _fused_attention(Q, K, V, mask, dropout_p):
-    """F.scaled_dot_product_attention with the zero output of a query that
-    sees no key made explicit (such a query is shown key 0, then zeroed), so
-    the result does not depend on how a PyTorch version treats empty rows."""
-    if mask is None:
-        return F.scaled_dot_product_attention(Q, K, V, dropout_p=dropout_p), None
-    sees_some = mask.any(-1, keepdim=True)
-    mask = mask.clone()
-    mask[..., :1] |= ~sees_some
-    output = F.scaled_dot_product_attention(Q, K, V, attn_mask=mask,
-                                            dropout_p=dropout_p)
-    return output * sees_some, None
+    def extra_repr(self):
+        return (f'num_hiddens={self.num_hiddens}, num_heads={self.num_heads}, '
+                f'bias={self.bias}')
 
 
 class TimeMachine(_data.TimeMachine):
@@ -169,67 +151,97 @@ class TimeMachine(_data.TimeMachine):
         return torch.from_numpy(np.ascontiguousarray(array))
 
 
-def train_lm(model, data, optimizer, num_steps, micro_batches=1):
-    """Train a language model for ``num_steps`` optimizer steps on
-    ``data.train_dataloader()`` (cycling through epochs) with next-token
-    cross-entropy averaged over all positions. The model maps token ids (B, T)
-    to logits (B, T, vocab). ``micro_batches`` > 1 computes each step's
-    gradient over that many equal slices of the batch in turn (gradient
-    accumulation): the same step up to rounding, with a slice's activations
-    in memory instead of the batch's. Model and batches go to ``try_gpu()``.
-    A progress bar (``d2l.progress``) counts the steps while they run.
-    Returns the per-step training losses as Python floats."""
-    checks.check_num_steps(num_steps)
-    checks.check_micro_batches(micro_batches)
-    device = try_gpu()
-    model.to(device)
-    model.train()
-    # nobody reads attention weights while training: let attention layers
-    # use the fused kernel, and restore their setting afterwards
-    attention = [m for m in model.modules()
-                 if isinstance(m, MultiHeadAttention)]
-    saved = [m.need_weights for m in attention]
-    for m in attention:
-        m.need_weights = False
-    try:
-        return _train_loop(model, data, optimizer, num_steps, device,
-                           micro_batches)
-    finally:
-        for m, need in zip(attention, saved):
-            m.need_weights = need
+def lm_loss(model, X, Y):
+    """Mean next-token cross-entropy of a model mapping ids to logits."""
+    logits = model(X)
+    return F.cross_entropy(logits.reshape(-1, logits.shape[-1]),
+                           Y.reshape(-1))
 
 
-def _accumulate_grads(model, X, Y, micro_batches):
-    """Add the gradient of the mean loss on (X, Y) to the parameters'
-    ``.grad``, one of ``micro_batches`` equal slices at a time; returns the
-    (detached) mean loss."""
+def _value_and_grad(model, X, Y, micro_batches):
+    """Mean loss on (X, Y); its gradient is added to the parameters' ``.grad``.
+
+    With ``micro_batches`` > 1 the batch is cut into that many equal slices,
+    taken in turn, each adding its share of the gradient: the mean over the
+    whole batch, up to rounding, while only one slice's activations exist at
+    a time.
+    """
     loss = 0
     for X_slice, Y_slice in zip(X.chunk(micro_batches),
                                 Y.chunk(micro_batches)):
-        logits = model(X_slice)
-        slice_loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]),
-                                     Y_slice.reshape(-1)) / micro_batches
+        slice_loss = lm_loss(model, X_slice, Y_slice) / micro_batches
         slice_loss.backward()
         loss = loss + slice_loss.detach()
     return loss
 
 
-def _train_loop(model, data, optimizer, num_steps, device, micro_batches):
+def _train_step(model, optimizer, X, Y, micro_batches=1):
+    """One optimizer step on the batch (X, Y); returns its loss, on the
+    device (reading it would wait for the step to finish)."""
+    optimizer.zero_grad(set_to_none=True)
+    loss = _value_and_grad(model, X, Y, micro_batches)
+    optimizer.step()
+    return loss
+
+
+def train_lm(model, data, optimizer, num_steps, micro_batches=1):
+    """Train a language model for ``num_steps`` optimizer steps on
+    ``data.train_dataloader()`` (cycling through epochs) with next-token
+    cross-entropy averaged over all positions. The model maps token ids (B, T)
+    to logits (B, T, vocab); ``optimizer`` is a ``torch.optim`` optimizer of
+    its parameters. ``micro_batches`` > 1 computes each step's gradient over
+    that many equal slices of the batch in turn (gradient accumulation): the
+    same step up to rounding, with a slice's activations in memory instead of
+    the batch's. Model and batches go to ``try_gpu()``; losses stay on the
+    device until the end. A progress bar (``d2l.progress``) counts the steps.
+    Returns the per-step training losses as Python floats."""
+    check_args(num_steps=num_steps, micro_batches=micro_batches)
+    device = try_gpu()
+    model.to(device)
+    model.train()
     losses = []
-    with progress(total=num_steps, desc='training', unit='step',
-                  leave=False) as bar:
-        while len(losses) < num_steps:
-            for X, Y in data.train_dataloader():
-                checks.check_micro_batches(micro_batches, X.shape[0])
-                X, Y = X.to(device), Y.to(device)
-                optimizer.zero_grad(set_to_none=True)
-                loss = _accumulate_grads(model, X, Y, micro_batches)
-                optimizer.step()
-                losses.append(loss)  # no device sync per step
-                bar.update(1)
-                if len(losses) == num_steps:
-                    break
+    with _fused_attention(), progress(total=num_steps, desc='training',
+                                      unit='step', leave=False) as bar:
+        for X, Y in _data.training_batches(data, num_steps):
+            check_args(micro_batches=micro_batches, batch_size=X.shape[0])
+            losses.append(_train_step(model, optimizer, X.to(device),
+                                      Y.to(device), micro_batches))
+            bar.update(1)
     return torch.stack(losses).cpu().tolist()
+
+
+# ---- Speed paths: the same numbers, computed faster. They live here, apart
+# from the classes above, so that those read like the lesson.
+
+@contextlib.contextmanager
+def _fused_attention():
+    """While ``train_lm`` trains, nobody reads the attention weights, so every
+    MultiHeadAttention (and a subclass's ``super()`` call) runs PyTorch's fused
+    ``F.scaled_dot_product_attention``, which never writes the (B, h, T, T)
+    weights to memory; ``attention_weights`` is None meanwhile."""
+    lesson = MultiHeadAttention.dot_product_attention
+    MultiHeadAttention.dot_product_attention = _fused_dot_product_attention
+    try:
+        yield
+    finally:
+        MultiHeadAttention.dot_product_attention = lesson
+
+
+def _fused_dot_product_attention(self, Q, K, V, mask=None):
+    """``dot_product_attention`` by F.scaled_dot_product_attention, with the
+    zero output of a query that sees no key made explicit (such a query is
+    shown key 0, then zeroed), so the result does not depend on how a PyTorch
+    version treats empty rows. Returns (output, None)."""
+    dropout_p = self.dropout.p if self.training else 0.0
+    if mask is None:
+        return F.scaled_dot_product_attention(Q, K, V,
+                                              dropout_p=dropout_p), None
+    sees_some = mask.any(-1, keepdim=True)
+    mask = mask.clone()
+    mask[..., :1] |= ~sees_some
+    output = F.scaled_dot_product_attention(Q, K, V, attn_mask=mask,
+                                            dropout_p=dropout_p)
+    return output * sees_some, None
 
 
 # ---- Below: code saved from the book by `python -m tools.save`; do not edit by hand. ----
@@ -242,12 +254,7 @@ class FeedForward(nn.Module):
     the same number of weights up to rounding."""
     def __init__(self, num_hiddens, act='swiglu', bias=False):
         super().__init__()
-        if isinstance(num_hiddens, bool) or not isinstance(num_hiddens, int) \
-                or num_hiddens < 1:
-            raise ValueError(
-                f'num_hiddens must be a positive int, got {num_hiddens!r}')
-        if act not in ('gelu', 'swiglu'):
-            raise ValueError(f"act must be 'gelu' or 'swiglu', got {act!r}")
+        d2l.check_args(num_hiddens=num_hiddens, act=act)
         self.act = act
         if act == 'gelu':
             self.ffn_hiddens = 4 * num_hiddens
@@ -283,15 +290,8 @@ class TransformerBlock(nn.Module):
                  act='swiglu', pre_norm=True, bias=False, attn_factory=None,
                  ffn_factory=None):
         super().__init__()
-        if norm not in ('rms', 'layer'):
-            raise ValueError(f"norm must be 'rms' or 'layer', got {norm!r}")
-        if act not in ('gelu', 'swiglu'):
-            raise ValueError(f"act must be 'gelu' or 'swiglu', got {act!r}")
-        if not isinstance(pre_norm, bool):
-            raise TypeError(f'pre_norm must be True or False, got {pre_norm!r}')
-        if num_hiddens % num_heads:
-            raise ValueError(f'num_heads ({num_heads}) must divide '
-                             f'num_hiddens ({num_hiddens})')
+        d2l.check_args(num_hiddens=num_hiddens, num_heads=num_heads,
+                       dropout=dropout, norm=norm, act=act, pre_norm=pre_norm)
         self.norm_kind, self.pre_norm = norm, pre_norm
         make_norm = ((lambda: nn.RMSNorm(num_hiddens, eps=1e-6)) if norm == 'rms'
                      else (lambda: nn.LayerNorm(num_hiddens, eps=1e-5)))
@@ -328,12 +328,8 @@ class CharLM(nn.Module):
     def __init__(self, vocab_size, num_hiddens=128, num_heads=4, num_blks=2,
                  act='swiglu', max_len=128):
         super().__init__()
-        for name, value in (('vocab_size', vocab_size),
-                            ('num_blks', num_blks), ('max_len', max_len)):
-            if isinstance(value, bool) or not isinstance(value, int) \
-                    or value < 1:
-                raise ValueError(f'{name} must be a positive int, '
-                                 f'got {value!r}')
+        d2l.check_args(vocab_size=vocab_size, num_blks=num_blks,
+                       max_len=max_len)
         self.max_len = max_len
         self.token_emb = nn.Embedding(vocab_size, num_hiddens)
         self.pos_emb = nn.Embedding(max_len, num_hiddens)
@@ -368,8 +364,7 @@ def generate(model, vocab, prefix, num_chars, temperature=1.0, seed=0):
     below 1) or flattened (above 1) by `temperature`."""
     if not prefix:
         raise ValueError('prefix must hold at least one character')
-    if temperature <= 0:
-        raise ValueError(f'temperature must be positive, got {temperature!r}')
+    d2l.check_args(num_chars=num_chars, temperature=temperature)
     device = next(model.parameters()).device
     generator = torch.Generator(device=device).manual_seed(seed)
     tokens = vocab[list(prefix)]

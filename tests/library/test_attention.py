@@ -234,6 +234,12 @@ def test_heads_must_divide_hiddens(fw, num_hiddens, num_heads):
     assert 'num_hiddens' in str(info.value) and 'num_heads' in str(info.value)
 
 
+@pytest.mark.parametrize('num_hiddens,num_heads', [(8, 2.0), (8.0, 2), (8, True), (8, '2')])
+def test_heads_must_be_ints(fw, num_hiddens, num_heads):
+    with pytest.raises(TypeError, match=r'num_h\w+ must be an int >= 1'):
+        fw.make(num_hiddens, num_heads)
+
+
 @pytest.mark.parametrize('dropout', [-0.1, 1.0, 1.5])
 def test_dropout_out_of_range(fw, dropout):
     with pytest.raises(ValueError, match=r'dropout.*\[0, 1\)'):
@@ -331,37 +337,44 @@ def test_torch_bfloat16_masking_uses_its_own_finfo():
     assert weights[0, 0] == 0 and torch.isfinite(weights).all()
 
 
-@pytest.mark.parametrize('case', ['none', 'per-sequence', 'causal', 'blind'])
+LENGTHS = {
+    'none': None,
+    'per-sequence': np.array([2, 6, 4]),
+    'causal': np.tile(np.arange(1, 7), (3, 1)),
+    'blind': np.array([[0, 1, 2, 3, 0, 6]] * 3),
+}
+
+
+def torch_outputs_and_grads(d2l, lens, **mha_options):
+    """Output of a biased MultiHeadAttention(8, 2) on a (3, 6, 8) input, the
+    gradients of a weighted sum of it, and the weights that it kept."""
+    import torch
+
+    torch.manual_seed(0)
+    mha = d2l.MultiHeadAttention(8, 2, bias=True, **mha_options)
+    X = torch.randn(3, 6, 8, generator=torch.Generator().manual_seed(1), requires_grad=True)
+    out = mha(X, X, X, None if lens is None else torch.from_numpy(lens))
+    (out * torch.linspace(-1, 1, 8)).sum().backward()
+    return out.detach(), X.grad, mha.W_q.weight.grad, mha.attention_weights
+
+
+@pytest.mark.parametrize('case', list(LENGTHS))
 def test_torch_fused_path_matches_the_explicit_one(case):
-    """need_weights=False (what train_lm uses) computes the same outputs and
-    gradients with F.scaled_dot_product_attention, and keeps no weights."""
+    """The fused attention that train_lm switches on computes the same outputs
+    and gradients with F.scaled_dot_product_attention, keeps no weights, and
+    is switched off again afterwards."""
     torch = pytest.importorskip('torch')
     from d2l_mini import torch as d2l
 
-    B, T = 3, 6
-    lens = {
-        'none': None,
-        'per-sequence': torch.tensor([2, 6, 4]),
-        'causal': torch.arange(1, T + 1).repeat(B, 1),
-        'blind': torch.tensor([[0, 1, 2, 3, 0, 6]] * B),
-    }[case]
-    results = []
-    for need_weights in (True, False):
-        torch.manual_seed(0)
-        mha = d2l.MultiHeadAttention(8, 2, bias=True)
-        mha.need_weights = need_weights
-        X = torch.randn(B, T, 8, generator=torch.Generator().manual_seed(1), requires_grad=True)
-        out = mha(X, X, X, lens)
-        (out * torch.linspace(-1, 1, 8)).sum().backward()
-        results.append((out.detach(), X.grad, mha.W_q.weight.grad, mha.attention_weights))
-    (out, gx, gq, weights), (fused, fgx, fgq, no_weights) = results
+    out, gx, gq, weights = torch_outputs_and_grads(d2l, LENGTHS[case])
+    with d2l._fused_attention():
+        fused, fgx, fgq, no_weights = torch_outputs_and_grads(d2l, LENGTHS[case])
     assert weights is not None and no_weights is None
     torch.testing.assert_close(fused, out, atol=1e-5, rtol=0)
     torch.testing.assert_close(fgx, gx, atol=1e-5, rtol=0)
     torch.testing.assert_close(fgq, gq, atol=1e-5, rtol=0)
     assert torch.isfinite(fgx).all()
-    if case == 'blind':
-        torch.testing.assert_close(fused[:, 0], mha.W_o.bias.detach().expand(B, 8))
+    assert torch_outputs_and_grads(d2l, LENGTHS[case])[3] is not None
 
 
 def test_torch_fused_path_drops_out_only_in_training():
@@ -370,17 +383,40 @@ def test_torch_fused_path_drops_out_only_in_training():
 
     torch.manual_seed(0)
     mha = d2l.MultiHeadAttention(16, 4, dropout=0.5)
-    mha.need_weights = False
     X = torch.randn(2, 5, 16)
-    with torch.no_grad():
+    with torch.no_grad(), d2l._fused_attention():
         assert not torch.allclose(mha(X, X, X), mha(X, X, X))
         mha.eval()
         fused = mha(X, X, X)
-        mha.need_weights = True
+    with torch.no_grad():
         torch.testing.assert_close(fused, mha(X, X, X), atol=1e-6, rtol=0)
 
 
-def test_torch_train_lm_uses_the_fused_path_and_restores_the_flag():
+def test_torch_fused_path_keeps_a_subclass_override():
+    """A subclass that changes Q and K before calling super() still does so
+    while the fused path is on."""
+    torch = pytest.importorskip('torch')
+    from d2l_mini import torch as d2l
+
+    class Doubled(d2l.MultiHeadAttention):
+        def dot_product_attention(self, Q, K, V, mask=None):
+            return super().dot_product_attention(2 * Q, K, V, mask)
+
+    torch.manual_seed(0)
+    mha = Doubled(8, 2)
+    torch.manual_seed(0)
+    same_weights = d2l.MultiHeadAttention(8, 2)
+    X = torch.randn(2, 5, 8)
+    with torch.no_grad():
+        explicit = mha(X, X, X)
+        with d2l._fused_attention():
+            fused = mha(X, X, X)
+        undoubled = same_weights(X, X, X)
+    torch.testing.assert_close(fused, explicit, atol=1e-5, rtol=0)
+    assert (explicit - undoubled).abs().max() > 1e-3
+
+
+def test_torch_train_lm_uses_the_fused_path_only_while_training():
     torch = pytest.importorskip('torch')
     from torch import nn
 
@@ -389,7 +425,7 @@ def test_torch_train_lm_uses_the_fused_path_and_restores_the_flag():
 
     if not (data.data_dir() / 'timemachine.txt').exists():
         pytest.skip('corpus not cached (set D2L_MINI_DATA)')
-    seen = []
+    kept = []
 
     class Probe(nn.Module):
         def __init__(self):
@@ -399,13 +435,74 @@ def test_torch_train_lm_uses_the_fused_path_and_restores_the_flag():
 
         def forward(self, X):
             H = self.emb(X)
-            seen.append(self.attention.need_weights)
-            return self.attention(H, H, H) @ self.emb.weight.T
+            out = self.attention(H, H, H)
+            kept.append(self.attention.attention_weights)
+            return out @ self.emb.weight.T
 
     model = Probe()
     tm = d2l.TimeMachine(4, 5, num_train=20, num_val=1)
     d2l.train_lm(model, tm, torch.optim.SGD(model.parameters(), lr=0.1), 3)
-    assert seen == [False, False, False]
-    assert model.attention.need_weights is True
+    assert kept == [None, None, None]
     model(torch.zeros(1, 5, dtype=torch.long))
-    assert model.attention.attention_weights.shape == (1, 2, 5, 5)
+    assert kept[-1].shape == (1, 2, 5, 5)
+
+
+@pytest.mark.parametrize('case', list(LENGTHS))
+def test_jax_rowwise_products_match_the_plain_ones(case):
+    """The row-wise products that the JAX train_lm switches on compute the
+    same outputs and gradients, and are switched off again afterwards."""
+    pytest.importorskip('flax')
+    import jax
+    from flax import nnx
+
+    from d2l_mini import jax as d2l
+
+    mha = d2l.MultiHeadAttention(8, 2, bias=True, rngs=nnx.Rngs(0))
+    X = np.random.default_rng(1).standard_normal((3, 6, 8), dtype=np.float32)
+    weighting = np.linspace(-1, 1, 8, dtype=np.float32)
+
+    def loss(mha, X):
+        return (mha(X, X, X, LENGTHS[case])[0] * weighting).sum()
+
+    def outputs_and_grads():
+        value, (grads, gx) = nnx.value_and_grad(loss, argnums=(0, 1))(mha, X)
+        return [value, gx, *jax.tree.leaves(grads)]
+
+    plain = outputs_and_grads()
+    with d2l._rowwise_products(mha):
+        assert mha.W_q.dot_general is d2l._rowwise_dot_general
+        rowwise = outputs_and_grads()
+    assert mha.W_q.dot_general is jax.lax.dot_general
+    for a, b in zip(rowwise, plain):
+        np.testing.assert_allclose(a, b, atol=1e-5, rtol=0)
+
+
+def test_jax_train_lm_uses_rowwise_products_only_while_training():
+    pytest.importorskip('flax')
+    import jax
+    import optax
+    from flax import nnx
+
+    from d2l_mini import data
+    from d2l_mini import jax as d2l
+
+    if not (data.data_dir() / 'timemachine.txt').exists():
+        pytest.skip('corpus not cached (set D2L_MINI_DATA)')
+    seen = []
+
+    class Probe(nnx.Module):
+        def __init__(self, rngs):
+            self.emb = nnx.Embed(28, 8, rngs=rngs)
+            self.attention = d2l.MultiHeadAttention(8, 2, rngs=rngs)
+
+        def __call__(self, X):
+            seen.append(self.attention.W_o.dot_general)  # at trace time
+            H = self.emb(X)
+            return self.emb.attend(self.attention(H, H, H)[0])
+
+    model = Probe(nnx.Rngs(0))
+    tm = d2l.TimeMachine(4, 5, num_train=20, num_val=1)
+    optimizer = nnx.Optimizer(model, optax.sgd(0.1), wrt=nnx.Param)
+    d2l.train_lm(model, tm, optimizer, 2)
+    assert seen and all(f is d2l._rowwise_dot_general for f in seen)
+    assert model.attention.W_o.dot_general is jax.lax.dot_general

@@ -3,6 +3,8 @@ JAX: with the PyTorch weights copied into the Flax twin, both compute the same
 outputs (float32, within 1e-5). Plus the behaviour both share: validated
 constructor arguments, causal language modelling, reproducible sampling."""
 
+import re
+
 import numpy as np
 import pytest
 
@@ -222,10 +224,27 @@ BAD_ARGUMENTS = [
     ('FeedForward', (0,), dict(), ValueError, 'num_hiddens'),
     ('TransformerBlock', (16, 2), dict(norm='batch'), ValueError, "norm must be 'rms' or 'layer'"),
     ('TransformerBlock', (16, 2), dict(act='GELU'), ValueError, "act must be 'gelu' or 'swiglu'"),
-    ('TransformerBlock', (16, 3), dict(), ValueError, 'num_heads'),
+    ('FeedForward', (16.0,), dict(), TypeError, 'num_hiddens must be an int'),
+    (
+        'TransformerBlock',
+        (16, 3),
+        dict(),
+        ValueError,
+        'num_heads (3) must divide num_hiddens (16)',
+    ),
+    ('TransformerBlock', (16, 0), dict(), ValueError, 'num_heads must be an int >= 1, got 0'),
+    ('TransformerBlock', (16, 2.0), dict(), TypeError, 'num_heads must be an int >= 1, got 2.0'),
+    ('TransformerBlock', (16, True), dict(), TypeError, 'num_heads'),
+    (
+        'TransformerBlock',
+        (16, 2),
+        dict(dropout=1.0),
+        ValueError,
+        'dropout must be a number in [0, 1)',
+    ),
     ('TransformerBlock', (16, 2), dict(pre_norm='post'), TypeError, 'pre_norm'),
     ('CharLM', (28,), dict(max_len=0), ValueError, 'max_len'),
-    ('CharLM', (28,), dict(num_blks=2.0), ValueError, 'num_blks'),
+    ('CharLM', (28,), dict(num_blks=2.0), TypeError, 'num_blks'),
     ('CharLM', (28,), dict(act='swish'), ValueError, 'act'),
 ]
 
@@ -233,8 +252,35 @@ BAD_ARGUMENTS = [
 @pytest.mark.parametrize('framework', FRAMEWORKS)
 @pytest.mark.parametrize('cls, args, kwargs, error, message', BAD_ARGUMENTS)
 def test_constructors_reject_bad_arguments(fw, cls, args, kwargs, error, message):
-    with pytest.raises(error, match=message.replace('(', r'\(')):
+    with pytest.raises(error, match=re.escape(message)):
         fw.make(cls, *args, **kwargs)
+
+
+@pytest.mark.parametrize(
+    'cls, args',
+    [
+        ('MultiHeadAttention', (16, 2)),
+        ('FeedForward', (16,)),
+        ('TransformerBlock', (16, 2)),
+        ('CharLM', (28,)),
+    ],
+)
+def test_flax_modules_require_rngs(cls, args):
+    """No hidden default seed: a Flax module built without ``rngs`` is an
+    error, and modules built from different Rngs start from different weights,
+    as their PyTorch twins built one after the other do."""
+    with pytest.raises(TypeError, match='rngs'):
+        getattr(d2l_jax, cls)(*args)
+    first, second, again = (
+        getattr(d2l_jax, cls)(*args, rngs=nnx.Rngs(seed)) for seed in (0, 1, 0)
+    )
+    weights = [jax.tree.leaves(nnx.state(m, nnx.Param)) for m in (first, second, again)]
+    assert any(not np.allclose(a, b) for a, b in zip(weights[0], weights[1]))
+    assert all(np.array_equal(a, b) for a, b in zip(weights[0], weights[2]))
+    torch_first, torch_second = (getattr(d2l_torch, cls)(*args) for _ in range(2))
+    assert any(
+        not torch.equal(a, b) for a, b in zip(torch_first.parameters(), torch_second.parameters())
+    )
 
 
 @pytest.mark.parametrize('framework', FRAMEWORKS)

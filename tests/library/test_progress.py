@@ -9,8 +9,8 @@ import sys
 import pytest
 
 from d2l_mini import progress as progress_module
-from tools.run.kernel import kernel_environment
 from tools.paths import ROOT
+from tools.run.kernel import kernel_environment
 
 # A loop of three steps with a bar shown at once; prints how many it counted
 # (a disabled bar counts nothing).

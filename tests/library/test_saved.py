@@ -1,13 +1,12 @@
 """tools.source.save: d2l_mini holds exactly the book's #@save cells."""
 
+import pytest
 import tomllib
 
-import pytest
-
-from tools.source import save
 from tools.cli import main
 from tools.frameworks import TABLE
 from tools.paths import Layout
+from tools.source import save
 
 
 def test_d2l_mini_is_up_to_date_with_the_book():

@@ -26,15 +26,16 @@ def assert_same_steps(runs):
 
 
 def assert_micro_batches_validated(d2l, model, tm, optimizer):
-    """train_lm rejects micro_batches that are not ints >= 1, and those that
-    do not divide the batch size (``tm`` has batches of 4)."""
-    for bad in (0, -2, 1.5, True):
-        with pytest.raises(ValueError, match='micro_batches must be an int'):
+    """train_lm rejects micro_batches that are not ints (TypeError), ints
+    below 1 and those that do not divide the batch size (ValueError; ``tm``
+    has batches of 4)."""
+    for bad, error in ((0, ValueError), (-2, ValueError), (1.5, TypeError), (True, TypeError)):
+        with pytest.raises(error, match='micro_batches must be an int >= 1'):
             d2l.train_lm(model, tm, optimizer, 1, micro_batches=bad)
     with pytest.raises(
         ValueError,
         match=r'micro_batches \(3\) must divide '
-        r'the batch size \(4\)',
+        r'batch_size \(4\)',
     ):
         d2l.train_lm(model, tm, optimizer, 1, micro_batches=3)
 
@@ -143,8 +144,8 @@ def test_torch_train_lm_cycles_epochs_and_validates(pt):
     model = TinyLM(len(tm.vocab))
     optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
     assert len(d2l.train_lm(model, tm, optimizer, 7)) == 7
-    for bad in (0, -1, 2.5):
-        with pytest.raises(ValueError, match='num_steps'):
+    for bad, error in ((0, ValueError), (-1, ValueError), (2.5, TypeError)):
+        with pytest.raises(error, match='num_steps'):
             d2l.train_lm(model, tm, optimizer, bad)
 
 
@@ -316,8 +317,8 @@ def test_jax_train_lm_cycles_epochs_and_validates(jx, jax_run):
     step = int(optimizer.step[...])
     assert len(d2l.train_lm(model, tm, optimizer, 7)) == 7
     assert int(optimizer.step[...]) == step + 7
-    for bad in (0, -1, 2.5):
-        with pytest.raises(ValueError, match='num_steps'):
+    for bad, error in ((0, ValueError), (-1, ValueError), (2.5, TypeError)):
+        with pytest.raises(error, match='num_steps'):
             d2l.train_lm(model, tm, optimizer, bad)
     # the model is usable after training (its arrays were not left donated)
     X, _ = next(iter(tm.val_dataloader()))

@@ -4,9 +4,9 @@ import json
 
 import pytest
 
-from tools.source import save
 from tools.build import BuildFailed, build
 from tools.site.render import inputs_hash
+from tools.source import save
 
 
 def with_library(project):

@@ -3,8 +3,8 @@
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
 from d2l_mini import settings
-from tools.run.cache import notebook_hash
 from tools.paths import Layout
+from tools.run.cache import notebook_hash
 
 
 def _notebook(code, prose='Some prose.'):

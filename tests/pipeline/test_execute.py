@@ -9,14 +9,14 @@ import json
 import nbformat
 import pytest
 
+from tools.cli import main
+from tools.frameworks import FRAMEWORKS
 from tools.run import execute as execute_module
 from tools.run.cache import METADATA_KEY, notebook_hash
-from tools.cli import main
 from tools.run.execute import ExecutionFailed, execute, plan, settings
 from tools.run.kernel import kernel_environment
-from tools.site.merge import merge_section
 from tools.run.outputs import clean_text
-from tools.frameworks import FRAMEWORKS
+from tools.site.merge import merge_section
 from tools.source.sections import find_sections
 from tools.source.split import split_section
 

@@ -9,12 +9,13 @@ import json
 
 import pytest
 
-from tools.run import execute as execute_module, records
-from tools.source import save
 from tools.build import BuildFailed, build
 from tools.cli import main
-from tools.run.execute import execute, use_executed
 from tools.frameworks import FRAMEWORKS
+from tools.run import execute as execute_module
+from tools.run import records
+from tools.run.execute import execute, use_executed
+from tools.source import save
 
 
 def quiet(line):

@@ -25,13 +25,13 @@ from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError
 
 from d2l_mini.data import data_dir
-from tools.site.render import inputs_hash
-from tools.run.cache import METADATA_KEY, notebook_hash
-from tools.source.colab import pinned_versions
+from tools.cli import main
 from tools.frameworks import FRAMEWORKS
 from tools.paths import Layout
-from tools.cli import main
 from tools.publish import PublishError, publish
+from tools.run.cache import METADATA_KEY, notebook_hash
+from tools.site.render import inputs_hash
+from tools.source.colab import pinned_versions
 from tools.source.sections import find_sections
 from tools.source.split import split_section
 
@@ -259,9 +259,9 @@ def snapshot(root):
 
 def build_snapshot(layout):
     """Split, execute (cached where the repository's copies are up to date), merge, render."""
-    from tools.site.render import render as render_html
     from tools.run.execute import execute
     from tools.site.merge import merge_all
+    from tools.site.render import render as render_html
 
     names = find_sections(layout)
     assert set(READER_RUNS) <= set(names)

@@ -6,10 +6,10 @@ import nbformat
 import pytest
 from IPython.core.inputtransformer2 import TransformerManager
 
-from tools.source import colab
-from tools.paths import Layout
-from tools.source.sections import AuthoringError, find_sections, read_section, section_name
 from tools.cli import main
+from tools.paths import Layout
+from tools.source import colab
+from tools.source.sections import AuthoringError, find_sections, read_section, section_name
 from tools.source.split import split_section
 
 BIB = """@article{vaswani2017attention,

@@ -201,6 +201,7 @@ def build_path(build, folder, rel):
 def site_sections(layout, site):
     """The section paths that the site at `site` built as pages, in toc order."""
     import yaml
+
     from tools.source.sections import book_pages, toc_files
 
     pages = book_pages(layout)
