@@ -10,6 +10,7 @@ bool where an int is needed, a string where a number is) raises TypeError; a val
 of the right type outside the accepted range or set raises ValueError. Each message
 names the argument and what it accepts.
 """
+
 import numbers
 
 
@@ -60,18 +61,28 @@ def one_of(*choices):
     def rule(name, value):
         if value not in choices:
             raise ValueError(f'{name} must be {accepted}, got {value!r}')
+
     return rule
 
 
 RULES = {
-    'num_hiddens': positive_int, 'num_heads': positive_int,
-    'dropout': probability, 'norm': one_of('rms', 'layer'),
-    'act': one_of('gelu', 'swiglu'), 'pre_norm': boolean,
-    'vocab_size': positive_int, 'num_blks': positive_int,
-    'max_len': positive_int, 'batch_size': positive_int,
-    'num_steps': positive_int, 'num_train': positive_int, 'num_val': count,
-    'tokenization': one_of('char'), 'micro_batches': positive_int,
-    'num_chars': count, 'temperature': positive_number,
+    'num_hiddens': positive_int,
+    'num_heads': positive_int,
+    'dropout': probability,
+    'norm': one_of('rms', 'layer'),
+    'act': one_of('gelu', 'swiglu'),
+    'pre_norm': boolean,
+    'vocab_size': positive_int,
+    'num_blks': positive_int,
+    'max_len': positive_int,
+    'batch_size': positive_int,
+    'num_steps': positive_int,
+    'num_train': positive_int,
+    'num_val': count,
+    'tokenization': one_of('char'),
+    'micro_batches': positive_int,
+    'num_chars': count,
+    'temperature': positive_number,
 }
 
 # Pairs of arguments where the first must divide the second.
@@ -86,8 +97,7 @@ def check_args(**arguments):
             raise KeyError(f'check_args has no rule for {name!r}')
         RULES[name](name, value)
     for divisor, total in DIVIDES:
-        if divisor in arguments and total in arguments \
-                and arguments[total] % arguments[divisor]:
+        if divisor in arguments and total in arguments and arguments[total] % arguments[divisor]:
             raise ValueError(
-                f'{divisor} ({arguments[divisor]}) must divide {total} '
-                f'({arguments[total]})')
+                f'{divisor} ({arguments[divisor]}) must divide {total} ({arguments[total]})'
+            )

@@ -21,6 +21,7 @@ in the same folder, checked, and moved into place atomically, so an interrupted
 download never leaves a half-written corpus behind. Offline, put the file into the
 cache folder by hand; the error message says which folder that is.
 """
+
 import collections
 import hashlib
 import os
@@ -64,8 +65,7 @@ def sha1_of(payload):
 
 def _download(url, path, timeout=DOWNLOAD_TIMEOUT):
     """Write the bytes served at ``url`` into the file ``path``."""
-    with urllib.request.urlopen(url, timeout=timeout) as response, \
-            open(path, 'wb') as f:
+    with urllib.request.urlopen(url, timeout=timeout) as response, open(path, 'wb') as f:
         while chunk := response.read(1 << 16):
             f.write(chunk)
 
@@ -87,7 +87,8 @@ def fetch(url=TIME_MACHINE_URL, sha1=TIME_MACHINE_SHA1, folder=None):
             raise ChecksumError(
                 f'the cached file {path} has the wrong SHA-1 checksum: '
                 f'expected {sha1}, found {found}. It is not used; delete it or '
-                f'replace it with a correct copy of {url}.')
+                f'replace it with a correct copy of {url}.'
+            )
         return payload
     return _download_verified(url, sha1, folder, path)
 
@@ -98,12 +99,12 @@ def _download_verified(url, sha1, folder, path):
             f'{path.name} is not in {folder} and downloading it failed '
             f'({reason}). Download {url} (SHA-1 {sha1}) and put it into the '
             f'folder {folder}, or point the environment variable D2L_MINI_DATA '
-            f'at a folder that holds it.')
+            f'at a folder that holds it.'
+        )
 
     try:
         folder.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=folder, prefix=f'.{path.name}.',
-                                   suffix='.part')
+        fd, tmp = tempfile.mkstemp(dir=folder, prefix=f'.{path.name}.', suffix='.part')
         os.close(fd)
     except OSError as e:
         raise unavailable(f'cannot write into the folder: {e}') from e
@@ -141,8 +142,7 @@ class Vocab:
     def __init__(self, tokens, min_freq=0, reserved_tokens=()):
         counts = collections.Counter(tokens)
         self.token_freqs = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
-        self.idx_to_token = ['<unk>'] + [t for t in reserved_tokens
-                                         if t != '<unk>']
+        self.idx_to_token = ['<unk>'] + [t for t in reserved_tokens if t != '<unk>']
         seen = set(self.idx_to_token)
         for token, freq in self.token_freqs:
             if freq >= min_freq and token not in seen:
@@ -190,17 +190,21 @@ class TimeMachine:
     yields the validation windows in order, the last batch possibly smaller.
     """
 
-    def __init__(self, batch_size, num_steps, num_train=10000, num_val=5000,
-                 tokenization='char', seed=0):
-        check_args(batch_size=batch_size, num_steps=num_steps,
-                   num_train=num_train, num_val=num_val,
-                   tokenization=tokenization)
+    def __init__(
+        self, batch_size, num_steps, num_train=10000, num_val=5000, tokenization='char', seed=0
+    ):
+        check_args(
+            batch_size=batch_size,
+            num_steps=num_steps,
+            num_train=num_train,
+            num_val=num_val,
+            tokenization=tokenization,
+        )
         self.batch_size, self.num_steps = int(batch_size), int(num_steps)
         self.num_train, self.num_val = int(num_train), int(num_val)
         self.tokenization = tokenization
         if self.batch_size > self.num_train:
-            raise ValueError(f'batch_size ({batch_size}) must be at most '
-                             f'num_train ({num_train})')
+            raise ValueError(f'batch_size ({batch_size}) must be at most num_train ({num_train})')
         text = preprocess(read_time_machine())
         self.vocab = Vocab(text)
         self.corpus = np.asarray(self.vocab[list(text)], dtype=np.int64)
@@ -210,7 +214,8 @@ class TimeMachine:
                 f'num_train + num_val = {self.num_train + self.num_val} exceeds '
                 f'the {max_windows} windows of num_steps + 1 = '
                 f'{self.num_steps + 1} characters in the corpus; choose '
-                f'num_train + num_val <= {max_windows}')
+                f'num_train + num_val <= {max_windows}'
+            )
         self.seed = seed
         self._rng = np.random.default_rng(seed)
         self._offsets = np.arange(self.num_steps + 1)
@@ -224,10 +229,9 @@ class TimeMachine:
         return array
 
     def _batches(self, starts, drop_last):
-        stop = len(starts) - len(starts) % self.batch_size if drop_last \
-            else len(starts)
+        stop = len(starts) - len(starts) % self.batch_size if drop_last else len(starts)
         for i in range(0, stop, self.batch_size):
-            X, Y = self._batch(starts[i:i + self.batch_size])
+            X, Y = self._batch(starts[i : i + self.batch_size])
             yield self._convert(X), self._convert(Y)
 
     def train_dataloader(self):
@@ -240,9 +244,11 @@ class TimeMachine:
         return self._batches(starts, False)
 
     def __repr__(self):
-        return (f'{type(self).__name__}(batch_size={self.batch_size}, '
-                f'num_steps={self.num_steps}, num_train={self.num_train}, '
-                f'num_val={self.num_val}, vocab_size={len(self.vocab)})')
+        return (
+            f'{type(self).__name__}(batch_size={self.batch_size}, '
+            f'num_steps={self.num_steps}, num_train={self.num_train}, '
+            f'num_val={self.num_val}, vocab_size={len(self.vocab)})'
+        )
 
 
 def training_batches(data, num_steps):

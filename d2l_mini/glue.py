@@ -5,6 +5,7 @@ A cell calls ``d2l.glue('swiglu_gap', gap)``; the prose writes
 value from the executed notebook of each framework, so that the PyTorch page shows
 PyTorch's number and the JAX page JAX's.  In Jupyter the call shows nothing.
 """
+
 import numbers
 import re
 
@@ -25,8 +26,9 @@ def plain_value(value):
         return int(value)
     if isinstance(value, numbers.Real):
         return float(value)
-    raise TypeError(f'value must be a number, a string or a scalar array, '
-                    f'got {type(value).__name__}')
+    raise TypeError(
+        f'value must be a number, a string or a scalar array, got {type(value).__name__}'
+    )
 
 
 def glue(name, value):

@@ -8,18 +8,17 @@ import functools
 import math
 import sys
 
-import numpy as np
 import jax
-from jax import numpy as jnp
-from flax import nnx
+import numpy as np
 import optax
+from flax import nnx
+from jax import numpy as jnp
 
 from d2l_mini import data as _data
 from d2l_mini.checks import check_args
 from d2l_mini.data import Vocab, preprocess, read_time_machine
 from d2l_mini.glue import glue
-from d2l_mini.plotting import (check_shape, plot, set_axes, set_figsize,
-                               use_svg_display)
+from d2l_mini.plotting import check_shape, plot, set_axes, set_figsize, use_svg_display
 from d2l_mini.progress import progress
 
 d2l = sys.modules[__name__]
@@ -269,7 +268,7 @@ def _rowwise_dot_general(inputs, kernel, dimension_numbers, **options):
     return product.reshape(*inputs.shape[:-1], kernel.shape[-1])
 
 
-# ---- Below: code saved from the book by `python -m tools.save`; do not edit by hand. ----
+# ---- Below: code saved from the book by `python -m tools save`; do not edit by hand. ----
 
 
 # Saved from book/transformer-block/transformer-block.md

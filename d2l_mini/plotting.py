@@ -1,6 +1,7 @@
 """Plotting and shape helpers shared by both frameworks (matplotlib, numpy)."""
-import numpy as np
+
 import matplotlib
+import numpy as np
 from matplotlib import pyplot as plt
 
 # Stable ids inside SVG output, so re-executed notebooks do not differ.
@@ -18,8 +19,7 @@ def _axes_text(axes):
     else:
         return None
     ylabel, xlabel = (_label(axis) for axis in (axes.yaxis, axes.xaxis))
-    text = kind + (f' of {ylabel}' if ylabel else '') + (
-        f' against {xlabel}' if xlabel else '')
+    text = kind + (f' of {ylabel}' if ylabel else '') + (f' against {xlabel}' if xlabel else '')
     if axes.get_title():
         text += f', titled {axes.get_title()}'
     legend = axes.get_legend()
@@ -58,8 +58,8 @@ def describe_figures(shell):
     """Make the text/plain of every figure that ``shell`` (IPython) displays its
     :func:`describe` text: the HTML book uses it as the image's alt text."""
     from matplotlib.figure import Figure
-    shell.display_formatter.formatters['text/plain'].for_type(
-        Figure, _pretty_description)
+
+    shell.display_formatter.formatters['text/plain'].for_type(Figure, _pretty_description)
     # matplotlib-inline drops every formatter of Figure when it selects the figure
     # formats: in set_matplotlib_formats (use_svg_display registers again) and on
     # loading the inline backend, which may happen in any cell after this import, and
@@ -117,11 +117,9 @@ def _as_series(values):
     row) or a list of series."""
     if _is_array(values):
         array = to_numpy(values)
-        return [array] if array.ndim <= 1 else list(array.reshape(
-            array.shape[0], -1))
+        return [array] if array.ndim <= 1 else list(array.reshape(array.shape[0], -1))
     values = list(values)
-    if values and all(np.ndim(v) == 0 and not isinstance(v, (list, tuple))
-                      for v in values):
+    if values and all(np.ndim(v) == 0 and not isinstance(v, (list, tuple)) for v in values):
         return [to_numpy([to_numpy(v) for v in values])]
     return [to_numpy(v).ravel() for v in values]
 
@@ -141,9 +139,20 @@ def set_axes(axes, xlabel, ylabel, xlim, ylim, xscale, yscale, legend):
     axes.grid()
 
 
-def plot(X, Y=None, xlabel=None, ylabel=None, legend=None, xlim=None,
-         ylim=None, xscale='linear', yscale='linear',
-         fmts=('-', 'm--', 'g-.', 'r:'), figsize=(3.5, 2.5), axes=None):
+def plot(
+    X,
+    Y=None,
+    xlabel=None,
+    ylabel=None,
+    legend=None,
+    xlim=None,
+    ylim=None,
+    xscale='linear',
+    yscale='linear',
+    fmts=('-', 'm--', 'g-.', 'r:'),
+    figsize=(3.5, 2.5),
+    axes=None,
+):
     """Plot one or several series.
 
     ``X`` and ``Y`` may be torch tensors, JAX or numpy arrays, lists of numbers,
@@ -162,17 +171,20 @@ def plot(X, Y=None, xlabel=None, ylabel=None, legend=None, xlim=None,
         if len(X) == 1:
             X = X * len(Y)
     if len(X) != len(Y):
-        raise ValueError(f'X holds {len(X)} series but Y holds {len(Y)}; '
-                         f'give one X series or one per Y series')
+        raise ValueError(
+            f'X holds {len(X)} series but Y holds {len(Y)}; give one X series or one per Y series'
+        )
     if legend is not None and isinstance(legend, str):
         legend = [legend]
     if axes is None:
         use_svg_display()
         axes = plt.figure(figsize=figsize).gca()
-    for i, (x, y) in enumerate(zip(X, Y)):
+    for i, (x, y) in enumerate(zip(X, Y, strict=True)):
         if len(x) != len(y):
-            raise ValueError(f'series {i}: X has {len(x)} points, Y has '
-                             f'{len(y)}; they must have the same length')
+            raise ValueError(
+                f'series {i}: X has {len(x)} points, Y has '
+                f'{len(y)}; they must have the same length'
+            )
         axes.plot(x, y, fmts[i % len(fmts)])
     set_axes(axes, xlabel, ylabel, xlim, ylim, xscale, yscale, legend)
 

@@ -6,6 +6,7 @@ text in a terminal. A bar shows up only once its loop has run for
 the environment (to anything but ``''`` or ``'0'``) turns every bar off; the
 book's build sets it, so its pages show no bars.
 """
+
 import os
 
 from tqdm.auto import tqdm

@@ -5,16 +5,17 @@ runs need a GPU (for example a learning-rate sweep over seven rates). By default
 book executes a documented reduced protocol that fits a two-core CPU; set
 ``D2L_MINI_FULL_PROTOCOL=1`` before executing the notebooks to run the full one.
 """
+
 import os
 
-_TRUE = {"1", "true", "yes", "on"}
+_TRUE = {'1', 'true', 'yes', 'on'}
 
 
 def _flag(name):
-    value = os.environ.get(name, "").strip().lower()
-    if value and value not in _TRUE | {"0", "false", "no", "off"}:
-        raise ValueError(f"{name}={value!r}: expected one of 1/true/yes/on or 0/false/no/off")
+    value = os.environ.get(name, '').strip().lower()
+    if value and value not in _TRUE | {'0', 'false', 'no', 'off'}:
+        raise ValueError(f'{name}={value!r}: expected one of 1/true/yes/on or 0/false/no/off')
     return value in _TRUE
 
 
-FULL_PROTOCOL = _flag("D2L_MINI_FULL_PROTOCOL")
+FULL_PROTOCOL = _flag('D2L_MINI_FULL_PROTOCOL')

@@ -24,8 +24,7 @@ from d2l_mini import data as _data
 from d2l_mini.checks import check_args
 from d2l_mini.data import Vocab, preprocess, read_time_machine
 from d2l_mini.glue import glue
-from d2l_mini.plotting import (check_shape, plot, set_axes, set_figsize,
-                               use_svg_display)
+from d2l_mini.plotting import check_shape, plot, set_axes, set_figsize, use_svg_display
 from d2l_mini.progress import progress
 
 d2l = sys.modules[__name__]
@@ -168,7 +167,7 @@ def _value_and_grad(model, X, Y, micro_batches):
     """
     loss = 0
     for X_slice, Y_slice in zip(X.chunk(micro_batches),
-                                Y.chunk(micro_batches)):
+                                Y.chunk(micro_batches), strict=True):
         slice_loss = lm_loss(model, X_slice, Y_slice) / micro_batches
         slice_loss.backward()
         loss = loss + slice_loss.detach()
@@ -244,7 +243,7 @@ def _fused_dot_product_attention(self, Q, K, V, mask=None):
     return output * sees_some, None
 
 
-# ---- Below: code saved from the book by `python -m tools.save`; do not edit by hand. ----
+# ---- Below: code saved from the book by `python -m tools save`; do not edit by hand. ----
 
 
 # Saved from book/transformer-block/transformer-block.md

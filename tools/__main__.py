@@ -1,4 +1,5 @@
 """``python -m tools <step>``: see tools/cli.py."""
+
 import sys
 
 from tools.cli import main

@@ -6,6 +6,7 @@ notebooks already in ``_build/executed/`` (say, each framework's, executed by
 ``python -m tools execute --framework NAME`` on different machines and copied there)
 and fails, naming them, if any is missing or out of date.
 """
+
 from __future__ import annotations
 
 import time
@@ -31,19 +32,20 @@ def prune(layout: Layout, names: list[str]) -> list[Path]:
     keep = set(names)
     removed = []
     for folder in layout.section_folders():
-        for path in sorted(folder.rglob("*.ipynb")) if folder.is_dir() else []:
-            if path.relative_to(folder).with_suffix("").as_posix() not in keep:
+        for path in sorted(folder.rglob('*.ipynb')) if folder.is_dir() else []:
+            if path.relative_to(folder).with_suffix('').as_posix() not in keep:
                 path.unlink()
                 removed.append(path)
     return removed
 
 
-def build(layout: Layout, progress: Progress = print, render_html: bool = True,
-          run_kernels: bool = True) -> None:
+def build(
+    layout: Layout, progress: Progress = print, render_html: bool = True, run_kernels: bool = True
+) -> None:
     started = time.monotonic()
 
     def step(title: str) -> None:
-        progress(f"\n== {title} ({time.monotonic() - started:.0f} s)")
+        progress(f'\n== {title} ({time.monotonic() - started:.0f} s)')
 
     step("checking that d2l_mini is up to date with the book's #@save cells")
     try:
@@ -51,22 +53,24 @@ def build(layout: Layout, progress: Progress = print, render_html: bool = True,
     except save.MissingMarker as error:
         raise BuildFailed(str(error)) from None
     if stale:
-        names = ", ".join(str(p.relative_to(layout.root)) for p in stale)
-        raise BuildFailed(f"{names} out of date with the book's #@save cells: run `make save` "
-                          "(python -m tools save), then build again")
+        names = ', '.join(str(p.relative_to(layout.root)) for p in stale)
+        raise BuildFailed(
+            f"{names} out of date with the book's #@save cells: run `make save` "
+            '(python -m tools save), then build again'
+        )
     names = find_sections(layout)
-    step(f"splitting {len(names)} section(s) into PyTorch and JAX notebooks")
+    step(f'splitting {len(names)} section(s) into PyTorch and JAX notebooks')
     split_all(names, layout)
     for path in prune(layout, names):
-        progress(f"removed {path} (its section is gone)")
+        progress(f'removed {path} (its section is gone)')
     if run_kernels:
-        step("executing notebooks")
+        step('executing notebooks')
         try:
             execute(names, layout, split=False, progress=progress)
         except ExecutionFailed as error:
-            raise BuildFailed(f"notebook execution failed:\n{error}") from None
+            raise BuildFailed(f'notebook execution failed:\n{error}') from None
     else:
-        step("checking the executed notebooks (executing nothing)")
+        step('checking the executed notebooks (executing nothing)')
         try:
             use_executed(names, layout, progress=progress)
         except NotUpToDate as error:
@@ -77,11 +81,11 @@ def build(layout: Layout, progress: Progress = print, render_html: bool = True,
     except (NotExecuted, MissingValue) as error:
         raise BuildFailed(str(error)) from None
     if render_html:
-        step("rendering the HTML")
+        step('rendering the HTML')
         try:
             html = render(layout, progress=progress)
         except RenderError as error:
-            raise BuildFailed(f"rendering the HTML failed: {error}") from None
-        progress(f"\nbook built in {time.monotonic() - started:.0f} s; open {html / 'index.html'}")
+            raise BuildFailed(f'rendering the HTML failed: {error}') from None
+        progress(f'\nbook built in {time.monotonic() - started:.0f} s; open {html / "index.html"}')
     else:
-        progress(f"\nnotebooks built in {time.monotonic() - started:.0f} s (HTML not rendered)")
+        progress(f'\nnotebooks built in {time.monotonic() - started:.0f} s (HTML not rendered)')

@@ -4,12 +4,13 @@ Exit status, the same for every step: 0 done; 1 the step found a problem (a fail
 cell, a stale file, a refused publish: tools.steps.StepFailed); 2 it could not start
 (a bad argument or input: tools.steps.UsageError, or the command line's own errors).
 """
+
 from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 from tools import build, publish
 from tools.frameworks import FRAMEWORKS
@@ -33,19 +34,24 @@ def shown(path: Path, layout: Layout) -> Path:
 def run_split(args: argparse.Namespace, layout: Layout) -> None:
     for rel, paths in split.split_all(chosen_sections(layout, args.sections), layout).items():
         for framework, path in paths.items():
-            say(f"split {rel} [{framework}] -> {shown(path, layout)}")
+            say(f'split {rel} [{framework}] -> {shown(path, layout)}')
 
 
 def run_execute(args: argparse.Namespace, layout: Layout) -> None:
     names = chosen_sections(layout, args.sections)
     execute.settings()
-    execute.execute(names, layout, force=args.force, progress=say,
-                    frameworks=(args.framework,) if args.framework else FRAMEWORKS)
+    execute.execute(
+        names,
+        layout,
+        force=args.force,
+        progress=say,
+        frameworks=(args.framework,) if args.framework else FRAMEWORKS,
+    )
 
 
 def run_merge(args: argparse.Namespace, layout: Layout) -> None:
     for rel, path in merge.merge_all(chosen_sections(layout, args.sections), layout).items():
-        say(f"merged {rel} -> {shown(path, layout)}")
+        say(f'merged {rel} -> {shown(path, layout)}')
 
 
 def run_render(args: argparse.Namespace, layout: Layout) -> None:
@@ -53,95 +59,143 @@ def run_render(args: argparse.Namespace, layout: Layout) -> None:
 
 
 def run_build(args: argparse.Namespace, layout: Layout) -> None:
-    build.build(layout, progress=say, render_html=not args.no_render, run_kernels=not args.no_execute)
+    build.build(
+        layout, progress=say, render_html=not args.no_render, run_kernels=not args.no_execute
+    )
 
 
 def run_save(args: argparse.Namespace, layout: Layout) -> None:
     stale = save.stale_modules(layout)
     if args.check:
         if stale:
-            raise StepFailed("".join(f"{shown(path, layout)} is out of date with the book's #@save cells\n"
-                                     for path in stale)
-                             + "run `make save` (python -m tools save) and commit the result")
+            raise StepFailed(
+                ''.join(
+                    f"{shown(path, layout)} is out of date with the book's #@save cells\n"
+                    for path in stale
+                )
+                + 'run `make save` (python -m tools save) and commit the result'
+            )
         return
     for path, text in stale.items():
         write_atomic(path, text)
-        say(f"updated {shown(path, layout)}")
+        say(f'updated {shown(path, layout)}')
 
 
 def run_records(args: argparse.Namespace, layout: Layout) -> None:
     merged = records.merge_files(layout, args.files)
-    say(f"{layout.records}: {len(merged)} record(s)")
+    say(f'{layout.records}: {len(merged)} record(s)')
 
 
 def run_report(args: argparse.Namespace, layout: Layout) -> None:
     source = args.records or layout.records
     if not Path(source).is_file():
-        raise UsageError(f"{source} does not exist: run python -m tools execute first")
-    out = args.out or layout.site / "report.md"
+        raise UsageError(f'{source} does not exist: run python -m tools execute first')
+    out = args.out or layout.site / 'report.md'
     report.write_report(source, out)
-    say(f"wrote {out}")
+    say(f'wrote {out}')
 
 
 def run_publish(args: argparse.Namespace, layout: Layout) -> None:
-    publish.publish(layout, remote=args.remote, install_from=args.install_from,
-                    dry_run=args.dry_run, progress=say)
+    publish.publish(
+        layout,
+        remote=args.remote,
+        install_from=args.install_from,
+        dry_run=args.dry_run,
+        progress=say,
+    )
 
 
 def run_screenshot(args: argparse.Namespace, layout: Layout) -> None:
-    out = args.out or layout.root / "docs" / "screenshot.png"
-    say(f"wrote {screenshot.screenshot(args.html or layout.html, args.page, out)}")
+    out = args.out or layout.root / 'docs' / 'screenshot.png'
+    say(f'wrote {screenshot.screenshot(args.html or layout.html, args.page, out)}')
 
 
 def sections_argument(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("sections", nargs="*", help="book/<rel>.md files (default: every section)")
+    parser.add_argument('sections', nargs='*', help='book/<rel>.md files (default: every section)')
 
 
 def command_line() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m tools", description=__doc__.split("\n")[0],
-                                     formatter_class=argparse.RawDescriptionHelpFormatter,
-                                     epilog=__doc__.split("\n\n", 1)[1])
-    parser.add_argument("--root", type=Path, help="the project: _config.yml, _toc.yml (default: this repository)")
-    parser.add_argument("--book", type=Path, help="the sources (default: <root>/book)")
-    parser.add_argument("--build", type=Path, help="the build products (default: <root>/_build)")
-    steps = parser.add_subparsers(dest="step", required=True, metavar="STEP")
+    parser = argparse.ArgumentParser(
+        prog='python -m tools',
+        description=__doc__.split('\n')[0],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog=__doc__.split('\n\n', 1)[1],
+    )
+    parser.add_argument(
+        '--root', type=Path, help='the project: _config.yml, _toc.yml (default: this repository)'
+    )
+    parser.add_argument('--book', type=Path, help='the sources (default: <root>/book)')
+    parser.add_argument('--build', type=Path, help='the build products (default: <root>/_build)')
+    steps = parser.add_subparsers(dest='step', required=True, metavar='STEP')
 
-    def step(name: str, run: Callable[[argparse.Namespace, Layout], None], help: str) -> argparse.ArgumentParser:
+    def step(
+        name: str, run: Callable[[argparse.Namespace, Layout], None], help: str
+    ) -> argparse.ArgumentParser:
         sub = steps.add_parser(name, help=help, description=help)
         sub.set_defaults(run=run)
         return sub
 
-    sections_argument(step("split", run_split, "split each section into one notebook per framework"))
-    sub = step("execute", run_execute, "execute the split notebooks whose code, library or pins changed")
+    sections_argument(
+        step('split', run_split, 'split each section into one notebook per framework')
+    )
+    sub = step(
+        'execute', run_execute, 'execute the split notebooks whose code, library or pins changed'
+    )
     sections_argument(sub)
-    sub.add_argument("--force", action="store_true", help="execute even if the cache is up to date")
-    sub.add_argument("--framework", choices=FRAMEWORKS, help="execute only this framework's notebooks")
-    sections_argument(step("merge", run_merge, "merge each section's executed notebooks into its page"))
-    sub = step("render", run_render, "assemble the site and build its HTML with jupyter-book")
-    sub.add_argument("--site", type=Path, default=None, help="default: <build>/site")
-    sub.add_argument("--no-html", action="store_true", help="assemble the site only")
-    sub.add_argument("--force", action="store_true", help="rebuild the HTML even if nothing changed")
-    sub = step("build", run_build, "check d2l_mini, split, execute, merge and render the whole book")
-    sub.add_argument("--no-render", action="store_true", help="stop after merging (no HTML)")
-    sub.add_argument("--no-execute", action="store_true",
-                     help="run no notebook: use the executed ones, failing if any is missing or out of date")
-    sub = step("save", run_save, "copy the book's #@save cells into d2l_mini")
-    sub.add_argument("--check", action="store_true", help="only name the modules that differ from the book")
-    sub = step("records", run_records, "merge records files into _build/exec/records.json")
-    sub.add_argument("files", nargs="+", type=Path, help="records.json files (a later one wins)")
-    sub = step("report", run_report, "write the Execution report page from the records")
-    sub.add_argument("records", nargs="?", type=Path, help="default: _build/exec/records.json")
-    sub.add_argument("out", nargs="?", type=Path, help="default: _build/site/report.md")
-    sub = step("publish", run_publish, "push the HTML to gh-pages and the notebooks to notebooks")
-    sub.add_argument("--remote", default="origin", help="a remote's name, a URL or a path (default: origin)")
-    sub.add_argument("--install-from", metavar="URL", default=None,
-                     help="where the install cell fetches d2l_mini (default: repository.url of _config.yml)")
-    sub.add_argument("--dry-run", metavar="DIR", type=Path, default=None,
-                     help="write the two branches' trees into DIR instead of pushing")
-    sub = step("screenshot", run_screenshot, "save a screenshot of a built page for the README")
-    sub.add_argument("--html", type=Path, default=None, help="default: _build/site/_build/html")
-    sub.add_argument("--page", default="how-to-use", help="a page path without .html")
-    sub.add_argument("--out", type=Path, default=None, help="default: docs/screenshot.png")
+    sub.add_argument(
+        '--force', action='store_true', help='execute even if the cache is up to date'
+    )
+    sub.add_argument(
+        '--framework', choices=FRAMEWORKS, help="execute only this framework's notebooks"
+    )
+    sections_argument(
+        step('merge', run_merge, "merge each section's executed notebooks into its page")
+    )
+    sub = step('render', run_render, 'assemble the site and build its HTML with jupyter-book')
+    sub.add_argument('--site', type=Path, default=None, help='default: <build>/site')
+    sub.add_argument('--no-html', action='store_true', help='assemble the site only')
+    sub.add_argument(
+        '--force', action='store_true', help='rebuild the HTML even if nothing changed'
+    )
+    sub = step(
+        'build', run_build, 'check d2l_mini, split, execute, merge and render the whole book'
+    )
+    sub.add_argument('--no-render', action='store_true', help='stop after merging (no HTML)')
+    sub.add_argument(
+        '--no-execute',
+        action='store_true',
+        help='run no notebook: use the executed ones, failing if any is missing or out of date',
+    )
+    sub = step('save', run_save, "copy the book's #@save cells into d2l_mini")
+    sub.add_argument(
+        '--check', action='store_true', help='only name the modules that differ from the book'
+    )
+    sub = step('records', run_records, 'merge records files into _build/exec/records.json')
+    sub.add_argument('files', nargs='+', type=Path, help='records.json files (a later one wins)')
+    sub = step('report', run_report, 'write the Execution report page from the records')
+    sub.add_argument('records', nargs='?', type=Path, help='default: _build/exec/records.json')
+    sub.add_argument('out', nargs='?', type=Path, help='default: _build/site/report.md')
+    sub = step('publish', run_publish, 'push the HTML to gh-pages and the notebooks to notebooks')
+    sub.add_argument(
+        '--remote', default='origin', help="a remote's name, a URL or a path (default: origin)"
+    )
+    sub.add_argument(
+        '--install-from',
+        metavar='URL',
+        default=None,
+        help='where the install cell fetches d2l_mini (default: repository.url of _config.yml)',
+    )
+    sub.add_argument(
+        '--dry-run',
+        metavar='DIR',
+        type=Path,
+        default=None,
+        help="write the two branches' trees into DIR instead of pushing",
+    )
+    sub = step('screenshot', run_screenshot, 'save a screenshot of a built page for the README')
+    sub.add_argument('--html', type=Path, default=None, help='default: _build/site/_build/html')
+    sub.add_argument('--page', default='how-to-use', help='a page path without .html')
+    sub.add_argument('--out', type=Path, default=None, help='default: docs/screenshot.png')
     return parser
 
 
@@ -153,13 +207,18 @@ def main(argv: list[str] | None = None, layout: Layout | None = None) -> int:
     except SystemExit as stop:  # --help, or a usage error that argparse reported
         return stop.code if isinstance(stop.code, int) else 2
     try:
-        layout = layout or Layout(**{key: value for key, value in (
-            ("root", args.root), ("book", args.book), ("build", args.build)) if value is not None})
+        layout = layout or Layout(
+            **{
+                key: value
+                for key, value in (('root', args.root), ('book', args.book), ('build', args.build))
+                if value is not None
+            }
+        )
         args.run(args, layout)
     except StepFailed as error:
-        print(f"\n{args.step} failed: {error}", file=sys.stderr, flush=True)
+        print(f'\n{args.step} failed: {error}', file=sys.stderr, flush=True)
         return 1
     except UsageError as error:
-        print(f"python -m tools {args.step}: error: {error}", file=sys.stderr, flush=True)
+        print(f'python -m tools {args.step}: error: {error}', file=sys.stderr, flush=True)
         return 2
     return 0

@@ -3,6 +3,7 @@
 Every step takes a :class:`Layout`, so tests can point the whole pipeline at a
 temporary project.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -23,83 +24,84 @@ class Layout:
 
     def __post_init__(self) -> None:
         root = Path(self.root).resolve()
-        object.__setattr__(self, "root", root)
-        object.__setattr__(self, "book", Path(self.book or root / "book").resolve())
-        object.__setattr__(self, "build", Path(self.build or root / "_build").resolve())
+        object.__setattr__(self, 'root', root)
+        object.__setattr__(self, 'book', Path(self.book or root / 'book').resolve())
+        object.__setattr__(self, 'build', Path(self.build or root / '_build').resolve())
 
     def source(self, rel: str) -> Path:
-        return self.book / f"{rel}.md"
+        return self.book / f'{rel}.md'
 
     def split_folder(self, framework: str) -> Path:
-        return self.build / "notebooks" / check_framework(framework)
+        return self.build / 'notebooks' / check_framework(framework)
 
     def executed_folder(self, framework: str) -> Path:
-        return self.build / "executed" / check_framework(framework)
+        return self.build / 'executed' / check_framework(framework)
 
     @property
     def merged_folder(self) -> Path:
-        return self.build / "merged"
+        return self.build / 'merged'
 
     def section_folders(self) -> list[Path]:
         """Every folder that holds one notebook per section."""
-        return [self.merged_folder] + [folder(fw) for folder in (self.split_folder, self.executed_folder)
-                                       for fw in FRAMEWORKS]
+        return [self.merged_folder] + [
+            folder(fw) for folder in (self.split_folder, self.executed_folder) for fw in FRAMEWORKS
+        ]
 
     def notebook(self, framework: str, rel: str) -> Path:
         """The split notebook of a section (unexecuted)."""
-        return self.split_folder(framework) / f"{rel}.ipynb"
+        return self.split_folder(framework) / f'{rel}.ipynb'
 
     def executed(self, framework: str, rel: str) -> Path:
-        return self.executed_folder(framework) / f"{rel}.ipynb"
+        return self.executed_folder(framework) / f'{rel}.ipynb'
 
     def merged(self, rel: str) -> Path:
-        return self.merged_folder / f"{rel}.ipynb"
+        return self.merged_folder / f'{rel}.ipynb'
 
     @property
     def site(self) -> Path:
         """The folder jupyter-book builds: configuration, pages, merged notebooks."""
-        return self.build / "site"
+        return self.build / 'site'
 
     @property
     def html(self) -> Path:
-        return self.site / "_build" / "html"
+        return self.site / '_build' / 'html'
 
     @property
     def render_stamp(self) -> Path:
         """What the HTML was last rendered from (tools/site/render.py)."""
-        return self.build / "render-stamp.json"
+        return self.build / 'render-stamp.json'
 
     @property
     def tools(self) -> Path:
-        return self.root / "tools"
+        return self.root / 'tools'
 
     @property
     def screenshot(self) -> Path:
-        return self.root / "docs" / "screenshot.png"
+        return self.root / 'docs' / 'screenshot.png'
 
     @property
     def records(self) -> Path:
-        return self.build / "exec" / "records.json"
+        return self.build / 'exec' / 'records.json'
 
     @property
     def library(self) -> Path:
-        return self.root / "d2l_mini"
+        return self.root / 'd2l_mini'
 
     @property
     def requirements(self) -> Path:
-        return self.root / "requirements.txt"
+        return self.root / 'requirements.txt'
 
     @property
     def pyproject(self) -> Path:
-        return self.root / "pyproject.toml"
+        return self.root / 'pyproject.toml'
 
     @property
     def config(self) -> Path:
-        return self.root / "_config.yml"
+        return self.root / '_config.yml'
 
     @property
     def toc(self) -> Path:
-        return self.root / "_toc.yml"
+        return self.root / '_toc.yml'
 
 
 def _umask() -> int:
@@ -114,13 +116,13 @@ def write_atomic(path: Path, text: str) -> bool:
     Returns whether the file was (re)written.
     """
     path = Path(path)
-    if path.exists() and path.read_text(encoding="utf-8") == text:
+    if path.exists() and path.read_text(encoding='utf-8') == text:
         return False
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f'.{path.name}.', suffix='.tmp')
     try:
         os.chmod(tmp, 0o666 & ~_umask())
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
+        with os.fdopen(fd, 'w', encoding='utf-8') as f:
             f.write(text)
         os.replace(tmp, path)
     except BaseException:

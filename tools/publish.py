@@ -18,6 +18,7 @@ rejected.  ``--dry-run DIR`` writes the two trees into DIR/gh-pages and DIR/note
 and pushes nothing.  ``--install-from`` makes the install cell fetch d2l_mini from
 another git URL than ``repository.url`` (a mirror, or a local repository in tests).
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -43,7 +44,7 @@ from tools.source.sections import read_section
 from tools.source.split import build_notebook
 from tools.steps import Progress, StepFailed
 
-SITE_BRANCH = "gh-pages"
+SITE_BRANCH = 'gh-pages'
 GIT_TIMEOUT = 120  # seconds for one network operation
 
 
@@ -53,52 +54,65 @@ class PublishError(StepFailed):
 
 def git(layout: Layout, *args: str, check: bool = True) -> subprocess.CompletedProcess:
     # Never wait for a password prompt: an unreachable remote must fail, not hang.
-    env = dict(os.environ, GIT_TERMINAL_PROMPT="0")
+    env = dict(os.environ, GIT_TERMINAL_PROMPT='0')
     try:
-        result = subprocess.run(["git", *args], cwd=layout.root, env=env, capture_output=True,
-                                text=True, timeout=GIT_TIMEOUT)
+        result = subprocess.run(
+            ['git', *args],
+            cwd=layout.root,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=GIT_TIMEOUT,
+        )
     except subprocess.TimeoutExpired:
-        raise PublishError(f"`git {' '.join(args)}` did not finish in {GIT_TIMEOUT} s") from None
+        raise PublishError(f'`git {" ".join(args)}` did not finish in {GIT_TIMEOUT} s') from None
     if check and result.returncode != 0:
-        raise PublishError(f"`git {' '.join(args)}` failed: {result.stderr.strip()}")
+        raise PublishError(f'`git {" ".join(args)}` failed: {result.stderr.strip()}')
     return result
 
 
 def read_config(layout: Layout) -> dict:
-    return yaml.safe_load(layout.config.read_text(encoding="utf-8")) or {}
+    return yaml.safe_load(layout.config.read_text(encoding='utf-8')) or {}
 
 
 def branches(layout: Layout) -> dict[str, str]:
     """The branch of each tree: ``gh-pages`` for the site; for the notebooks, the
     ``notebooks_branch`` that the HTML's Colab links name (_config.yml)."""
-    sphinx_config = (read_config(layout).get("sphinx") or {}).get("config") or {}
-    return {"site": SITE_BRANCH, "notebooks": str(sphinx_config.get("notebooks_branch", "notebooks"))}
+    sphinx_config = (read_config(layout).get('sphinx') or {}).get('config') or {}
+    return {
+        'site': SITE_BRANCH,
+        'notebooks': str(sphinx_config.get('notebooks_branch', 'notebooks')),
+    }
 
 
 def github_repository(layout: Layout) -> str:
     """'owner/name' of ``repository.url`` in _config.yml (the one the HTML's links use)."""
-    url = (read_config(layout).get("repository") or {}).get("url")
+    url = (read_config(layout).get('repository') or {}).get('url')
     try:
         return github_repo(url)
     except ExtensionError:
         raise PublishError(
-            f"repository.url in {layout.config} is {url!r}, not a GitHub repository: the Colab "
+            f'repository.url in {layout.config} is {url!r}, not a GitHub repository: the Colab '
             "links and the site's address need https://github.com/<owner>/<name>; set it there, "
-            "then `make book` and publish again") from None
+            'then `make book` and publish again'
+        ) from None
 
 
 def check_clean(layout: Layout) -> str:
     """The commit of HEAD, if the working tree has no uncommitted changes."""
-    if git(layout, "rev-parse", "--is-inside-work-tree", check=False).returncode != 0:
-        raise PublishError(f"{layout.root} is not a git working tree: publish from a clone")
-    changes = git(layout, "status", "--porcelain", "--untracked-files=normal").stdout.splitlines()
+    if git(layout, 'rev-parse', '--is-inside-work-tree', check=False).returncode != 0:
+        raise PublishError(f'{layout.root} is not a git working tree: publish from a clone')
+    changes = git(layout, 'status', '--porcelain', '--untracked-files=normal').stdout.splitlines()
     if changes:
-        shown = "; ".join(line.strip() for line in changes[:5]) + ("; ..." if len(changes) > 5 else "")
+        shown = '; '.join(line.strip() for line in changes[:5]) + (
+            '; ...' if len(changes) > 5 else ''
+        )
         raise PublishError(
-            f"the working tree has uncommitted changes ({shown}): the published notebooks install "
-            "d2l_mini at a commit, which must be what was built. Commit or stash them, "
-            "then `make book` and publish again")
-    return git(layout, "rev-parse", "HEAD").stdout.strip()
+            f'the working tree has uncommitted changes ({shown}): the published notebooks install '
+            'd2l_mini at a commit, which must be what was built. Commit or stash them, '
+            'then `make book` and publish again'
+        )
+    return git(layout, 'rev-parse', 'HEAD').stdout.strip()
 
 
 def published_sections(layout: Layout) -> list[str]:
@@ -108,14 +122,18 @@ def published_sections(layout: Layout) -> list[str]:
 
 def check_fresh(layout: Layout, sections: list[str]) -> Path:
     """The HTML folder, if the build is up to date with the sources; else PublishError."""
-    rebuild = "run `make book` (python -m tools build), then publish again"
+    rebuild = 'run `make book` (python -m tools build), then publish again'
     html = layout.html
-    if not layout.render_stamp.is_file() or not (html / "index.html").is_file():
-        raise PublishError(f"no finished build: {layout.render_stamp} or {html / 'index.html'} "
-                           f"is missing; {rebuild}")
+    if not layout.render_stamp.is_file() or not (html / 'index.html').is_file():
+        raise PublishError(
+            f'no finished build: {layout.render_stamp} or {html / "index.html"} '
+            f'is missing; {rebuild}'
+        )
     if not render.html_is_current(layout):
-        raise PublishError(f"the HTML in {html} is older than the sources it is made from "
-                           f"(the book, the tools or the notebooks changed since it was rendered); {rebuild}")
+        raise PublishError(
+            f'the HTML in {html} is older than the sources it is made from '
+            f'(the book, the tools or the notebooks changed since it was rendered); {rebuild}'
+        )
     references = References.load(layout)
     for rel in sections:
         section = read_section(layout, rel)
@@ -123,93 +141,135 @@ def check_fresh(layout: Layout, sections: list[str]) -> Path:
             path = layout.executed(framework, rel)
             executed = nbformat.read(path, as_version=4) if path.is_file() else None
             current = notebook_hash(build_notebook(section, framework, layout, references), layout)
-            if executed is None or recorded(executed).get("hash") != current:
+            if executed is None or recorded(executed).get('hash') != current:
                 raise PublishError(
-                    f"the executed notebook {path} is missing or older than its section (its code, "
-                    f"d2l_mini, the pinned versions or the installed frameworks changed); {rebuild}")
+                    f'the executed notebook {path} is missing or older than its section '
+                    '(its code, d2l_mini, the pinned versions or the installed frameworks '
+                    f'changed); {rebuild}'
+                )
     return html
 
 
 def check_remote(layout: Layout, remote: str, commit: str) -> dict[str, str]:
     """``{ref: commit}`` of the remote's branches, if it can be reached and has ``commit``."""
-    listed = git(layout, "ls-remote", "--heads", remote, check=False)
+    listed = git(layout, 'ls-remote', '--heads', remote, check=False)
     if listed.returncode != 0:
-        said = " ".join(listed.stderr.split())
-        raise PublishError(f"cannot reach the remote {remote!r} (git ls-remote: {said}); nothing was "
-                           "written. Check the name or URL (--remote), the network and your credentials")
+        said = ' '.join(listed.stderr.split())
+        raise PublishError(
+            f'cannot reach the remote {remote!r} (git ls-remote: {said}); nothing was '
+            'written. Check the name or URL (--remote), the network and your credentials'
+        )
     heads = {}
     for line in listed.stdout.splitlines():
-        sha, _, ref = line.partition("\t")
+        sha, _, ref = line.partition('\t')
         heads[ref] = sha
     if commit not in heads.values():
         raise PublishError(
-            f"commit {commit[:12]} is not the tip of any branch of {remote!r}: the notebooks would "
-            f"install d2l_mini at a commit readers cannot fetch. Push it first "
-            f"(git push {remote} HEAD:main), then publish again")
+            f'commit {commit[:12]} is not the tip of any branch of {remote!r}: the notebooks '
+            'would install d2l_mini at a commit readers cannot fetch. Push it first '
+            f'(git push {remote} HEAD:main), then publish again'
+        )
     return heads
 
 
-def write_notebooks(layout: Layout, sections: list[str], commit: str, install_from: str | None,
-                    target: Path) -> None:
-    """The executed notebooks, their install cell naming ``commit``, as <framework>/<page>.ipynb."""
+def write_notebooks(
+    layout: Layout, sections: list[str], commit: str, install_from: str | None, target: Path
+) -> None:
+    """The executed notebooks, with ``commit`` in their install cell, as
+    <framework>/<page>.ipynb."""
     for framework in FRAMEWORKS:
         cell = colab.install_source(framework, layout, commit=commit, repository=install_from)
         for rel in sections:
             notebook = nbformat.read(layout.executed(framework, rel), as_version=4)
-            install = next((c for c in notebook.cells if c.get("id") == colab.CELL_ID), None)
+            install = next((c for c in notebook.cells if c.get('id') == colab.CELL_ID), None)
             if install is None:
-                raise PublishError(f"{layout.executed(framework, rel)} has no install cell "
-                                   f"(id {colab.CELL_ID!r}); run `make book`, then publish again")
+                raise PublishError(
+                    f'{layout.executed(framework, rel)} has no install cell '
+                    f'(id {colab.CELL_ID!r}); run `make book`, then publish again'
+                )
             install.source, install.outputs, install.execution_count = cell, [], None
-            write_atomic(target / framework / f"{rel}.ipynb", nbformat.writes(notebook) + "\n")
+            write_atomic(target / framework / f'{rel}.ipynb', nbformat.writes(notebook) + '\n')
 
 
-def write_trees(layout: Layout, html: Path, sections: list[str], commit: str,
-                install_from: str | None, target: Path) -> dict[str, Path]:
+def write_trees(
+    layout: Layout,
+    html: Path,
+    sections: list[str],
+    commit: str,
+    install_from: str | None,
+    target: Path,
+) -> dict[str, Path]:
     """The two branches' trees below ``target``: ``{"site": ..., "notebooks": ...}``."""
-    trees = {"site": target / "site", "notebooks": target / "notebooks"}
-    shutil.copytree(html, trees["site"])
-    (trees["site"] / ".nojekyll").touch()
-    write_notebooks(layout, sections, commit, install_from, trees["notebooks"])
+    trees = {'site': target / 'site', 'notebooks': target / 'notebooks'}
+    shutil.copytree(html, trees['site'])
+    (trees['site'] / '.nojekyll').touch()
+    write_notebooks(layout, sections, commit, install_from, trees['notebooks'])
     # The pages' download links serve the same notebooks as their Colab links.
-    shutil.copytree(trees["notebooks"], trees["site"] / NOTEBOOKS_DIR, dirs_exist_ok=True)
+    shutil.copytree(trees['notebooks'], trees['site'] / NOTEBOOKS_DIR, dirs_exist_ok=True)
     return trees
 
 
-def commit_trees(layout: Layout, remote: str, heads: dict[str, str], trees: dict[str, Path],
-                 names: dict[str, str], commit: str) -> None:
+def commit_trees(
+    layout: Layout,
+    remote: str,
+    heads: dict[str, str],
+    trees: dict[str, Path],
+    names: dict[str, str],
+    commit: str,
+) -> None:
     """One new commit per branch (ghp-import), on top of the remote's branch where it has one."""
     for kind, tree in trees.items():
         branch = names[kind]
-        if f"refs/heads/{branch}" in heads:
-            git(layout, "fetch", "--quiet", remote, f"+refs/heads/{branch}:refs/heads/{branch}")
-        before = git(layout, "rev-parse", "--verify", "--quiet", f"refs/heads/{branch}", check=False).stdout
+        if f'refs/heads/{branch}' in heads:
+            git(layout, 'fetch', '--quiet', remote, f'+refs/heads/{branch}:refs/heads/{branch}')
+        before = git(
+            layout, 'rev-parse', '--verify', '--quiet', f'refs/heads/{branch}', check=False
+        ).stdout
         try:
-            with contextlib.chdir(layout.root):  # ghp-import works on the current directory's repository
-                ghp_import.ghp_import(str(tree), branch=branch, remote=remote, push=False,
-                                      nojekyll=kind == "site", mesg=f"The book built from {commit}")
+            with contextlib.chdir(
+                layout.root
+            ):  # ghp-import works on the current directory's repository
+                ghp_import.ghp_import(
+                    str(tree),
+                    branch=branch,
+                    remote=remote,
+                    push=False,
+                    nojekyll=kind == 'site',
+                    mesg=f'The book built from {commit}',
+                )
         except ghp_import.GhpError as error:
-            raise PublishError(f"ghp-import could not commit the {branch} branch: {error}; "
-                               "nothing was pushed") from None
-        after = git(layout, "rev-parse", "--verify", "--quiet", f"refs/heads/{branch}", check=False).stdout
+            raise PublishError(
+                f'ghp-import could not commit the {branch} branch: {error}; nothing was pushed'
+            ) from None
+        after = git(
+            layout, 'rev-parse', '--verify', '--quiet', f'refs/heads/{branch}', check=False
+        ).stdout
         if not after or after == before:
-            raise PublishError(f"ghp-import did not commit the {branch} branch; nothing was pushed")
+            raise PublishError(
+                f'ghp-import did not commit the {branch} branch; nothing was pushed'
+            )
 
 
 def push(layout: Layout, remote: str, names: dict[str, str]) -> None:
     """Both branches in one atomic push: either both are updated or neither."""
-    refs = [f"refs/heads/{b}:refs/heads/{b}" for b in names.values()]
-    result = git(layout, "push", "--atomic", "--porcelain", remote, *refs, check=False)
+    refs = [f'refs/heads/{b}:refs/heads/{b}' for b in names.values()]
+    result = git(layout, 'push', '--atomic', '--porcelain', remote, *refs, check=False)
     if result.returncode != 0:
         raise PublishError(
-            f"the remote {remote!r} rejected the push of {' and '.join(names.values())}; neither "
-            f"branch was updated:\n{(result.stderr + result.stdout).strip()}\n"
-            "If a branch is protected, allow pushes to it by whoever publishes (in CI, the "
-            "workflow's token); if someone published meanwhile, publish again")
+            f'the remote {remote!r} rejected the push of {" and ".join(names.values())}; neither '
+            f'branch was updated:\n{(result.stderr + result.stdout).strip()}\n'
+            'If a branch is protected, allow pushes to it by whoever publishes (in CI, the '
+            "workflow's token); if someone published meanwhile, publish again"
+        )
 
 
-def publish(layout: Layout, remote: str = "origin", install_from: str | None = None,
-            dry_run: Path | None = None, progress: Progress = print) -> dict[str, str]:
+def publish(
+    layout: Layout,
+    remote: str = 'origin',
+    install_from: str | None = None,
+    dry_run: Path | None = None,
+    progress: Progress = print,
+) -> dict[str, str]:
     """Check, write and (unless ``dry_run``) push; returns the site's and a Colab URL."""
     repo = github_repository(layout)
     names = branches(layout)
@@ -219,28 +279,31 @@ def publish(layout: Layout, remote: str = "origin", install_from: str | None = N
     if dry_run is not None:
         dry_run = Path(dry_run)
         if dry_run.exists() and any(dry_run.iterdir()):
-            raise PublishError(f"--dry-run folder {dry_run} is not empty: name a new or empty folder")
+            raise PublishError(
+                f'--dry-run folder {dry_run} is not empty: name a new or empty folder'
+            )
         dry_run.mkdir(parents=True, exist_ok=True)
-        staging = Path(tempfile.mkdtemp(dir=dry_run, prefix=".publish-"))
+        staging = Path(tempfile.mkdtemp(dir=dry_run, prefix='.publish-'))
         try:
             trees = write_trees(layout, html, sections, commit, install_from, staging)
             for kind, tree in trees.items():
                 tree.rename(dry_run / names[kind])
         finally:
             shutil.rmtree(staging, ignore_errors=True)
-        progress(f"wrote {' and '.join(str(dry_run / n) for n in names.values())}; pushed nothing")
+        progress(f'wrote {" and ".join(str(dry_run / n) for n in names.values())}; pushed nothing')
     else:
         heads = check_remote(layout, remote, commit)
-        with tempfile.TemporaryDirectory(prefix="publish-") as staging:
+        with tempfile.TemporaryDirectory(prefix='publish-') as staging:
             trees = write_trees(layout, html, sections, commit, install_from, Path(staging))
             commit_trees(layout, remote, heads, trees, names, commit)
         push(layout, remote, names)
-        progress(f"published {commit[:12]} to {remote}: branches {' and '.join(names.values())}")
-    owner, name = repo.split("/")
-    urls = {"site": f"https://{owner}.github.io/{name}/"}
+        progress(f'published {commit[:12]} to {remote}: branches {" and ".join(names.values())}')
+    owner, name = repo.split('/')
+    urls = {'site': f'https://{owner}.github.io/{name}/'}
     if sections:
-        urls["colab"] = COLAB_URL.format(repo=repo, branch=names["notebooks"],
-                                         framework=FRAMEWORKS[0], page=sections[0])
+        urls['colab'] = COLAB_URL.format(
+            repo=repo, branch=names['notebooks'], framework=FRAMEWORKS[0], page=sections[0]
+        )
     for kind, url in urls.items():
-        progress(f"{kind}: {url}")
+        progress(f'{kind}: {url}')
     return urls

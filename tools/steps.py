@@ -8,7 +8,8 @@
 - :class:`UsageError`, exit status 2: the step could not start (a bad argument, a setting
   or an input file it cannot use); the command line's own errors give 2 as well.
 """
-from typing import Callable
+
+from collections.abc import Callable
 
 Progress = Callable[[str], None]
 

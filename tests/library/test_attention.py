@@ -473,7 +473,7 @@ def test_jax_rowwise_products_match_the_plain_ones(case):
         assert mha.W_q.dot_general is d2l._rowwise_dot_general
         rowwise = outputs_and_grads()
     assert mha.W_q.dot_general is jax.lax.dot_general
-    for a, b in zip(rowwise, plain):
+    for a, b in zip(rowwise, plain, strict=True):
         np.testing.assert_allclose(a, b, atol=1e-5, rtol=0)
 
 

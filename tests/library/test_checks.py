@@ -1,6 +1,8 @@
 """check_args: one exception type per kind of mistake, messages that name the
 argument and what it accepts."""
 
+import re
+
 import numpy as np
 import pytest
 
@@ -38,7 +40,7 @@ def test_wrong_types_are_type_errors(arguments, message):
     ],
 )
 def test_values_out_of_range_are_value_errors(arguments, message):
-    with pytest.raises(ValueError) as info:
+    with pytest.raises(ValueError, match=re.escape(message)) as info:
         check_args(**arguments)
     assert str(info.value) == message
 

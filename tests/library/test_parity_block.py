@@ -275,11 +275,12 @@ def test_flax_modules_require_rngs(cls, args):
         getattr(d2l_jax, cls)(*args, rngs=nnx.Rngs(seed)) for seed in (0, 1, 0)
     )
     weights = [jax.tree.leaves(nnx.state(m, nnx.Param)) for m in (first, second, again)]
-    assert any(not np.allclose(a, b) for a, b in zip(weights[0], weights[1]))
-    assert all(np.array_equal(a, b) for a, b in zip(weights[0], weights[2]))
+    assert any(not np.allclose(a, b) for a, b in zip(weights[0], weights[1], strict=True))
+    assert all(np.array_equal(a, b) for a, b in zip(weights[0], weights[2], strict=True))
     torch_first, torch_second = (getattr(d2l_torch, cls)(*args) for _ in range(2))
     assert any(
-        not torch.equal(a, b) for a, b in zip(torch_first.parameters(), torch_second.parameters())
+        not torch.equal(a, b)
+        for a, b in zip(torch_first.parameters(), torch_second.parameters(), strict=True)
     )
 
 

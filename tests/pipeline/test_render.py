@@ -212,7 +212,7 @@ def test_the_framework_style_follows_the_table():
     )
     assert 'html.fw-a div.cell.tag_a' not in hidden
     assert (
-        'html:not(.fw-js) div.cell.tag_c::before, html:not(.fw-js) div.fw-only-c::before { content: "C"; }'
-        in css
+        'html:not(.fw-js) div.cell.tag_c::before, '
+        'html:not(.fw-js) div.fw-only-c::before { content: "C"; }' in css
     )
     assert 'html:not(.fw-js) .fw-value.fw-only-b::before { content: " / B: "; }' in css

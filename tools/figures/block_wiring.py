@@ -5,6 +5,7 @@
 The SVG is written as plain text, element by element, so re-running the script
 gives a byte-identical file.
 """
+
 from pathlib import Path
 
 from tools.svg import arrow, document, fmt, line, text, write
@@ -14,21 +15,28 @@ OUT = Path(__file__).resolve().parents[2] / 'book' / 'img' / 'block-wiring.svg'
 WIDTH, HEIGHT = 640, 570
 BOX_W, BOX_H = 124, 34
 NORM_W, NORM_H = 84, 26
-FILL = {'attn': ('#dbe8f6', '#3b6ea5'), 'ffn': ('#e1f0d8', '#4d8a38'),
-        'norm': ('#fcebcf', '#bf7a10')}
+FILL = {
+    'attn': ('#dbe8f6', '#3b6ea5'),
+    'ffn': ('#e1f0d8', '#4d8a38'),
+    'norm': ('#fcebcf', '#bf7a10'),
+}
 
 
 def box(cx, cy, label, kind, w=BOX_W, h=BOX_H):
     fill, stroke = FILL[kind]
-    return (f'<rect x="{fmt(cx - w / 2)}" y="{fmt(cy - h / 2)}" width="{fmt(w)}" '
-            f'height="{fmt(h)}" rx="6" fill="{fill}" stroke="{stroke}"/>'
-            f'<text x="{fmt(cx)}" y="{fmt(cy + 4.5)}">{label}</text>')
+    return (
+        f'<rect x="{fmt(cx - w / 2)}" y="{fmt(cy - h / 2)}" width="{fmt(w)}" '
+        f'height="{fmt(h)}" rx="6" fill="{fill}" stroke="{stroke}"/>'
+        f'<text x="{fmt(cx)}" y="{fmt(cy + 4.5)}">{label}</text>'
+    )
 
 
 def plus(cx, cy, r=9):
-    return (f'<circle cx="{fmt(cx)}" cy="{fmt(cy)}" r="{r}" class="add"/>'
-            f'<path class="wire" d="M{fmt(cx - 5)},{fmt(cy)}h10M{fmt(cx)},'
-            f'{fmt(cy - 5)}v10"/>')
+    return (
+        f'<circle cx="{fmt(cx)}" cy="{fmt(cy)}" r="{r}" class="add"/>'
+        f'<path class="wire" d="M{fmt(cx - 5)},{fmt(cy)}h10M{fmt(cx)},'
+        f'{fmt(cy - 5)}v10"/>'
+    )
 
 
 def dot(cx, cy):
@@ -54,44 +62,63 @@ def sublayer(sx, fork_y, join_y, branch):
 
 
 def post_ln(sx):
-    parts = [text(sx + 50, 30, 'Post-LN (2017)', 'title'),
-             text(sx, 556, 'x', 'var'), arrow([(sx, 540), (sx, 503)])]
+    parts = [
+        text(sx + 50, 30, 'Post-LN (2017)', 'title'),
+        text(sx, 556, 'x', 'var'),
+        arrow([(sx, 540), (sx, 503)]),
+    ]
     parts += sublayer(sx, 500, 360, [('Attention', 'attn', 420)])
-    parts += [arrow([(sx, 500), (sx, 370)]), arrow([(sx, 351), (sx, 333)]),
-              box(sx, 320, 'Norm', 'norm', NORM_W, NORM_H)]
+    parts += [
+        arrow([(sx, 500), (sx, 370)]),
+        arrow([(sx, 351), (sx, 333)]),
+        box(sx, 320, 'Norm', 'norm', NORM_W, NORM_H),
+    ]
     parts += sublayer(sx, 280, 150, [('FFN', 'ffn', 212)])
-    parts += [line([(sx, 307), (sx, 280)]), arrow([(sx, 280), (sx, 160)]),
-              arrow([(sx, 141), (sx, 123)]),
-              box(sx, 110, 'Norm', 'norm', NORM_W, NORM_H),
-              arrow([(sx, 97), (sx, 62)]), text(sx, 54, 'y', 'var')]
+    parts += [
+        line([(sx, 307), (sx, 280)]),
+        arrow([(sx, 280), (sx, 160)]),
+        arrow([(sx, 141), (sx, 123)]),
+        box(sx, 110, 'Norm', 'norm', NORM_W, NORM_H),
+        arrow([(sx, 97), (sx, 62)]),
+        text(sx, 54, 'y', 'var'),
+    ]
     return parts
 
 
 def pre_ln(sx):
-    parts = [text(sx + 50, 30, 'Pre-LN (modern)', 'title'),
-             text(sx, 556, 'x', 'var'), arrow([(sx, 540), (sx, 503)])]
-    parts += sublayer(sx, 500, 330, [('Norm', 'norm', 455),
-                                     ('Attention', 'attn', 392)])
+    parts = [
+        text(sx + 50, 30, 'Pre-LN (modern)', 'title'),
+        text(sx, 556, 'x', 'var'),
+        arrow([(sx, 540), (sx, 503)]),
+    ]
+    parts += sublayer(sx, 500, 330, [('Norm', 'norm', 455), ('Attention', 'attn', 392)])
     parts += [arrow([(sx, 500), (sx, 340)])]
-    parts += sublayer(sx, 290, 120, [('Norm', 'norm', 245),
-                                     ('FFN', 'ffn', 182)])
-    parts += [line([(sx, 321), (sx, 290)]), arrow([(sx, 290), (sx, 130)]),
-              arrow([(sx, 111), (sx, 62)]), text(sx, 54, 'y', 'var')]
+    parts += sublayer(sx, 290, 120, [('Norm', 'norm', 245), ('FFN', 'ffn', 182)])
+    parts += [
+        line([(sx, 321), (sx, 290)]),
+        arrow([(sx, 290), (sx, 130)]),
+        arrow([(sx, 111), (sx, 62)]),
+        text(sx, 54, 'y', 'var'),
+    ]
     return parts
 
 
 def svg():
-    style = ('.wire{fill:none;stroke:#333;stroke-width:1.6}'
-             '.add{fill:#fff;stroke:#333;stroke-width:1.6}'
-             '.fork{fill:#333}'
-             'text{font-family:Helvetica,Arial,sans-serif;font-size:14px;'
-             'text-anchor:middle;fill:#222}'
-             '.title{font-size:16px;font-weight:bold}'
-             '.var{font-style:italic;font-size:16px}'
-             '.note{font-size:12px;fill:#555}')
+    style = (
+        '.wire{fill:none;stroke:#333;stroke-width:1.6}'
+        '.add{fill:#fff;stroke:#333;stroke-width:1.6}'
+        '.fork{fill:#333}'
+        'text{font-family:Helvetica,Arial,sans-serif;font-size:14px;'
+        'text-anchor:middle;fill:#222}'
+        '.title{font-size:16px;font-weight:bold}'
+        '.var{font-style:italic;font-size:16px}'
+        '.note{font-size:12px;fill:#555}'
+    )
     body = post_ln(110) + pre_ln(430)
-    body.append(f'<line x1="{WIDTH / 2}" y1="50" x2="{WIDTH / 2}" y2="545" '
-                'stroke="#ccc" stroke-dasharray="4 4"/>')
+    body.append(
+        f'<line x1="{WIDTH / 2}" y1="50" x2="{WIDTH / 2}" y2="545" '
+        'stroke="#ccc" stroke-dasharray="4 4"/>'
+    )
     body.append(text(70, 440, 'residual', 'note'))
     body.append(text(70, 455, 'stream', 'note'))
     return document(WIDTH, HEIGHT, 'Transformer block: post-LN and pre-LN wiring', style, body)

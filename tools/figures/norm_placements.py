@@ -7,6 +7,7 @@ the branch (Gemma 3).
 The SVG is written as plain text, element by element, so re-running the script
 gives a byte-identical file.
 """
+
 from pathlib import Path
 
 from tools.svg import arrow, document, fmt, line, text, write
@@ -16,21 +17,20 @@ OUT = Path(__file__).resolve().parents[2] / 'book' / 'img' / 'norm-placements.sv
 PANEL_W, WIDTH, HEIGHT = 180, 730, 400
 BOX_W, BOX_H = 70, 28
 NORM_W, NORM_H = 64, 24
-FILL = {'F': ('#dbe8f6', '#3b6ea5'), 'norm': ('#fcebcf', '#bf7a10'),
-        'stream-norm': ('#f8d4cf', '#b23a2a')}
+FILL = {
+    'F': ('#dbe8f6', '#3b6ea5'),
+    'norm': ('#fcebcf', '#bf7a10'),
+    'stream-norm': ('#f8d4cf', '#b23a2a'),
+}
 FORK_Y, JOIN_Y = 310, 130
 
 # (title, subtitle, boxes on the branch from bottom to top, norm on the stream?,
 #  formula)
 PANELS = [
-    ('Post-LN', 'original Transformer', ['F'], True,
-     'y = Norm(x + F(x))'),
-    ('Pre-LN', 'most current models', ['norm', 'F'], False,
-     'y = x + F(Norm(x))'),
-    ('Output norm', 'OLMo 2', ['F', 'norm'], False,
-     'y = x + Norm(F(x))'),
-    ('Both sides', 'Gemma 3', ['norm', 'F', 'norm'], False,
-     "y = x + Norm'(F(Norm(x)))"),
+    ('Post-LN', 'original Transformer', ['F'], True, 'y = Norm(x + F(x))'),
+    ('Pre-LN', 'most current models', ['norm', 'F'], False, 'y = x + F(Norm(x))'),
+    ('Output norm', 'OLMo 2', ['F', 'norm'], False, 'y = x + Norm(F(x))'),
+    ('Both sides', 'Gemma 3', ['norm', 'F', 'norm'], False, "y = x + Norm'(F(Norm(x)))"),
 ]
 
 
@@ -39,19 +39,24 @@ def box(cx, cy, kind):
     fill, stroke = FILL[kind]
     label = 'F' if kind == 'F' else 'Norm'
     cls = ' class="var"' if kind == 'F' else ''
-    return (f'<rect x="{fmt(cx - w / 2)}" y="{fmt(cy - h / 2)}" width="{w}" '
-            f'height="{h}" rx="5" fill="{fill}" stroke="{stroke}"/>'
-            f'<text x="{fmt(cx)}" y="{fmt(cy + 4.5)}"{cls}>{label}</text>')
+    return (
+        f'<rect x="{fmt(cx - w / 2)}" y="{fmt(cy - h / 2)}" width="{w}" '
+        f'height="{h}" rx="5" fill="{fill}" stroke="{stroke}"/>'
+        f'<text x="{fmt(cx)}" y="{fmt(cy + 4.5)}"{cls}>{label}</text>'
+    )
 
 
 def panel(x0, title, subtitle, branch, stream_norm, formula):
     sx, bx = x0 + 45, x0 + 112
-    parts = [text(x0 + PANEL_W / 2, 22, title, 'title'),
-             text(x0 + PANEL_W / 2, 40, subtitle, 'note'),
-             text(sx, 372, 'x', 'var'), arrow([(sx, 358), (sx, FORK_Y + 3)]),
-             f'<circle cx="{sx}" cy="{FORK_Y}" r="3" class="fork"/>',
-             line([(sx, FORK_Y), (bx, FORK_Y)]),
-             arrow([(sx, FORK_Y), (sx, JOIN_Y + 10)])]
+    parts = [
+        text(x0 + PANEL_W / 2, 22, title, 'title'),
+        text(x0 + PANEL_W / 2, 40, subtitle, 'note'),
+        text(sx, 372, 'x', 'var'),
+        arrow([(sx, 358), (sx, FORK_Y + 3)]),
+        f'<circle cx="{sx}" cy="{FORK_Y}" r="3" class="fork"/>',
+        line([(sx, FORK_Y), (bx, FORK_Y)]),
+        arrow([(sx, FORK_Y), (sx, JOIN_Y + 10)]),
+    ]
     # spread the branch boxes evenly between the fork and the join
     step = (FORK_Y - JOIN_Y) / (len(branch) + 1)
     y = FORK_Y
@@ -60,38 +65,47 @@ def panel(x0, title, subtitle, branch, stream_norm, formula):
         h = BOX_H if kind == 'F' else NORM_H
         parts += [arrow([(bx, y), (bx, cy + h / 2)]), box(bx, cy, kind)]
         y = cy - h / 2
-    parts += [arrow([(bx, y), (bx, JOIN_Y), (sx + 10, JOIN_Y)]),
-              f'<circle cx="{sx}" cy="{JOIN_Y}" r="9" class="add"/>',
-              f'<path class="wire" d="M{sx - 5},{JOIN_Y}h10M{sx},'
-              f'{JOIN_Y - 5}v10"/>']
+    parts += [
+        arrow([(bx, y), (bx, JOIN_Y), (sx + 10, JOIN_Y)]),
+        f'<circle cx="{sx}" cy="{JOIN_Y}" r="9" class="add"/>',
+        f'<path class="wire" d="M{sx - 5},{JOIN_Y}h10M{sx},{JOIN_Y - 5}v10"/>',
+    ]
     if stream_norm:
-        parts += [arrow([(sx, JOIN_Y - 9), (sx, 104)]),
-                  box(sx, 92, 'stream-norm'), arrow([(sx, 80), (sx, 62)])]
+        parts += [
+            arrow([(sx, JOIN_Y - 9), (sx, 104)]),
+            box(sx, 92, 'stream-norm'),
+            arrow([(sx, 80), (sx, 62)]),
+        ]
     else:
         parts.append(arrow([(sx, JOIN_Y - 9), (sx, 62)]))
-    parts += [text(sx - 14, 72, 'y', 'var'),
-              text(x0 + PANEL_W / 2, 396, formula, 'formula')]
+    parts += [text(sx - 14, 72, 'y', 'var'), text(x0 + PANEL_W / 2, 396, formula, 'formula')]
     return parts
 
 
 def svg():
-    style = ('.wire{fill:none;stroke:#333;stroke-width:1.5}'
-             '.add{fill:#fff;stroke:#333;stroke-width:1.5}'
-             '.fork{fill:#333}'
-             'text{font-family:Helvetica,Arial,sans-serif;font-size:13px;'
-             'text-anchor:middle;fill:#222}'
-             '.title{font-size:15px;font-weight:bold}'
-             '.note{font-size:12px;fill:#555}'
-             '.var{font-style:italic;font-size:15px}'
-             '.formula{font-size:11.5px;font-family:Menlo,Consolas,monospace}')
+    style = (
+        '.wire{fill:none;stroke:#333;stroke-width:1.5}'
+        '.add{fill:#fff;stroke:#333;stroke-width:1.5}'
+        '.fork{fill:#333}'
+        'text{font-family:Helvetica,Arial,sans-serif;font-size:13px;'
+        'text-anchor:middle;fill:#222}'
+        '.title{font-size:15px;font-weight:bold}'
+        '.note{font-size:12px;fill:#555}'
+        '.var{font-style:italic;font-size:15px}'
+        '.formula{font-size:11.5px;font-family:Menlo,Consolas,monospace}'
+    )
     body = []
     for i, spec in enumerate(PANELS):
         x0 = 5 + i * PANEL_W
         body += panel(x0, *spec)
         if i:
-            body.append(f'<line x1="{x0}" y1="20" x2="{x0}" y2="380" '
-                        'stroke="#ddd" stroke-dasharray="4 4"/>')
-    return document(WIDTH, HEIGHT, 'Four placements of normalisation around a sublayer', style, body)
+            body.append(
+                f'<line x1="{x0}" y1="20" x2="{x0}" y2="380" '
+                'stroke="#ddd" stroke-dasharray="4 4"/>'
+            )
+    return document(
+        WIDTH, HEIGHT, 'Four placements of normalisation around a sublayer', style, body
+    )
 
 
 def main():

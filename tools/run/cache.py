@@ -7,6 +7,7 @@ change) and the full-protocol switch of ``d2l_mini.settings``.  Prose is left ou
 editing Markdown re-executes nothing; so is the install cell, which does nothing where
 the book is executed.
 """
+
 from __future__ import annotations
 
 import functools
@@ -21,8 +22,8 @@ from tools.paths import Layout
 from tools.source.colab import CELL_ID as INSTALL_CELL_ID
 
 # Bump when execution or output cleaning changes in a way that alters outputs.
-CACHE_VERSION = "1"
-METADATA_KEY = "book_execution"
+CACHE_VERSION = '1'
+METADATA_KEY = 'book_execution'
 
 
 @functools.cache
@@ -31,33 +32,36 @@ def installed_builds() -> str:
     lines = []
     for name in (name for fw in TABLE for name in fw.cache_packages):
         try:
-            lines.append(f"{name}=={metadata.version(name)}")
+            lines.append(f'{name}=={metadata.version(name)}')
         except metadata.PackageNotFoundError:
-            lines.append(f"{name} absent")
-    return "\n".join(lines)
+            lines.append(f'{name} absent')
+    return '\n'.join(lines)
 
 
 def hashed_code_cells(notebook: nbformat.NotebookNode) -> list:
     """The code cells whose source the hash covers (all but the install cell)."""
-    return [cell for cell in notebook.cells
-            if cell.cell_type == "code" and cell.get("id") != INSTALL_CELL_ID]
+    return [
+        cell
+        for cell in notebook.cells
+        if cell.cell_type == 'code' and cell.get('id') != INSTALL_CELL_ID
+    ]
 
 
 def notebook_hash(notebook: nbformat.NotebookNode, layout: Layout) -> str:
-    digest = hashlib.sha256(f"cache-version {CACHE_VERSION}\n".encode())
+    digest = hashlib.sha256(f'cache-version {CACHE_VERSION}\n'.encode())
     for cell in hashed_code_cells(notebook):
-        may_raise = "raises-exception" in cell.metadata.get("tags", [])
-        digest.update(f"code raises={may_raise} {len(cell.source)}\n{cell.source}\n".encode())
-    for path in sorted(layout.library.rglob("*.py")):
-        if "__pycache__" in path.parts:
+        may_raise = 'raises-exception' in cell.metadata.get('tags', [])
+        digest.update(f'code raises={may_raise} {len(cell.source)}\n{cell.source}\n'.encode())
+    for path in sorted(layout.library.rglob('*.py')):
+        if '__pycache__' in path.parts:
             continue
         data = path.read_bytes()
-        digest.update(f"file {path.relative_to(layout.root).as_posix()} {len(data)}\n".encode())
+        digest.update(f'file {path.relative_to(layout.root).as_posix()} {len(data)}\n'.encode())
         digest.update(data)
     if layout.requirements.is_file():
-        digest.update(b"requirements\n" + layout.requirements.read_bytes())
-    digest.update(f"installed\n{installed_builds()}\n".encode())
-    digest.update(f"full-protocol {settings.FULL_PROTOCOL}\n".encode())
+        digest.update(b'requirements\n' + layout.requirements.read_bytes())
+    digest.update(f'installed\n{installed_builds()}\n'.encode())
+    digest.update(f'full-protocol {settings.FULL_PROTOCOL}\n'.encode())
     return digest.hexdigest()
 
 

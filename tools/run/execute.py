@@ -9,6 +9,7 @@ removes the old copy, names the framework, notebook, cell and traceback, and exi
 non-zero.  ``_build/exec/records.json`` lists every notebook's wall time, status,
 versions and hardware; a run of one framework keeps the other's records.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -17,8 +18,8 @@ import dataclasses
 import datetime
 import os
 import time
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Iterable
 
 import nbformat
 
@@ -33,7 +34,9 @@ from tools.source.split import split_all
 from tools.source.values import fill_notebook
 from tools.steps import Progress, StepFailed, UsageError
 
-DEFAULT_TIMEOUT = 2700.0  # the longest notebook takes ~8 min on two idle cores; room for a busy machine
+DEFAULT_TIMEOUT = (
+    2700.0  # the longest notebook takes ~8 min on two idle cores; room for a busy machine
+)
 PROGRESS_EVERY = 60.0  # seconds between "still running" lines
 
 
@@ -55,11 +58,13 @@ class Job:
 
     @property
     def label(self) -> str:
-        return f"[{self.framework}] {self.rel}"
+        return f'[{self.framework}] {self.rel}'
 
 
 def cpu_cores() -> int:
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    return (
+        len(os.sched_getaffinity(0)) if hasattr(os, 'sched_getaffinity') else (os.cpu_count() or 1)
+    )
 
 
 def _positive(name: str, value: object, kind: type) -> int | float:
@@ -68,7 +73,7 @@ def _positive(name: str, value: object, kind: type) -> int | float:
     except (TypeError, ValueError):
         number = None
     if number is None or number <= 0:
-        raise UsageError(f"{name} must be a positive {kind.__name__}, got {value!r}")
+        raise UsageError(f'{name} must be a positive {kind.__name__}, got {value!r}')
     return number
 
 
@@ -80,11 +85,13 @@ def default_jobs() -> int:
     return max(1, cpu_cores() // 2)
 
 
-def settings(jobs: int | str | None = None, timeout: float | str | None = None) -> tuple[int, float]:
+def settings(
+    jobs: int | str | None = None, timeout: float | str | None = None
+) -> tuple[int, float]:
     """(jobs, timeout) from the arguments, else BOOK_JOBS / BOOK_TIMEOUT, else defaults."""
-    jobs = jobs if jobs is not None else os.environ.get("BOOK_JOBS") or default_jobs()
-    timeout = timeout if timeout is not None else os.environ.get("BOOK_TIMEOUT") or DEFAULT_TIMEOUT
-    return _positive("BOOK_JOBS", jobs, int), _positive("BOOK_TIMEOUT", timeout, float)
+    jobs = jobs if jobs is not None else os.environ.get('BOOK_JOBS') or default_jobs()
+    timeout = timeout if timeout is not None else os.environ.get('BOOK_TIMEOUT') or DEFAULT_TIMEOUT
+    return _positive('BOOK_JOBS', jobs, int), _positive('BOOK_TIMEOUT', timeout, float)
 
 
 def reuse_outputs(job: Job, executed: nbformat.NotebookNode) -> nbformat.NotebookNode | None:
@@ -96,28 +103,39 @@ def reuse_outputs(job: Job, executed: nbformat.NotebookNode) -> nbformat.Noteboo
     """
     fresh = copy.deepcopy(job.notebook)
     old_code, new_code = hashed_code_cells(executed), hashed_code_cells(fresh)
-    if len(old_code) != len(new_code) or any(o.source != n.source for o, n in zip(old_code, new_code)):
+    if len(old_code) != len(new_code) or any(
+        o.source != n.source for o, n in zip(old_code, new_code, strict=True)
+    ):
         return None
-    for old, new in zip(old_code, new_code):
+    for old, new in zip(old_code, new_code, strict=True):
         new.outputs, new.execution_count = old.outputs, old.execution_count
-    fresh.metadata["language_info"] = executed.metadata.get("language_info", fresh.metadata.get("language_info"))
+    fresh.metadata['language_info'] = executed.metadata.get(
+        'language_info', fresh.metadata.get('language_info')
+    )
     fresh.metadata[METADATA_KEY] = recorded(executed)
     fill_notebook(fresh)
     return fresh
 
 
 def _record(job: Job, status: str, facts: dict) -> dict:
-    return {"section": job.rel, "framework": job.framework, "wall_s": round(facts["wall_s"], 2),
-            "status": status, "executed_at": facts["executed_at"], "python": facts["python"],
-            "versions": facts["versions"], "hardware": facts["hardware"]}
+    return {
+        'section': job.rel,
+        'framework': job.framework,
+        'wall_s': round(facts['wall_s'], 2),
+        'status': status,
+        'executed_at': facts['executed_at'],
+        'python': facts['python'],
+        'versions': facts['versions'],
+        'hardware': facts['hardware'],
+    }
 
 
 def _now() -> str:
-    return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
+    return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec='seconds')
 
 
 def _write(path: Path, notebook: nbformat.NotebookNode) -> None:
-    write_atomic(path, nbformat.writes(notebook) + "\n")
+    write_atomic(path, nbformat.writes(notebook) + '\n')
 
 
 def read_executed(path: Path) -> nbformat.NotebookNode | None:
@@ -131,22 +149,29 @@ def read_executed(path: Path) -> nbformat.NotebookNode | None:
 @dataclasses.dataclass
 class Plan:
     """Which split notebooks can keep their earlier run and which must run."""
+
     cached: list[tuple[Job, nbformat.NotebookNode]]  # with the earlier run's outputs
     to_run: list[Job]
 
 
-def plan(names: list[str], layout: Layout, force: bool = False,
-         frameworks: Iterable[str] = FRAMEWORKS) -> Plan:
+def plan(
+    names: list[str], layout: Layout, force: bool = False, frameworks: Iterable[str] = FRAMEWORKS
+) -> Plan:
     """Sort the split notebooks of ``names`` into cached and to-run ones; writes nothing."""
     frameworks = check_frameworks(frameworks)
     planned = Plan([], [])
     for rel in names:
         for framework in frameworks:
             notebook = nbformat.read(layout.notebook(framework, rel), as_version=4)
-            job = Job(rel, framework, notebook, notebook_hash(notebook, layout),
-                      layout.executed(framework, rel))
+            job = Job(
+                rel,
+                framework,
+                notebook,
+                notebook_hash(notebook, layout),
+                layout.executed(framework, rel),
+            )
             executed = None if force else read_executed(job.output)
-            up_to_date = executed is not None and recorded(executed).get("hash") == job.hash
+            up_to_date = executed is not None and recorded(executed).get('hash') == job.hash
             reused = reuse_outputs(job, executed) if up_to_date else None
             if reused is None:
                 planned.to_run.append(job)
@@ -161,24 +186,30 @@ def keep_cached(cached: list[tuple[Job, nbformat.NotebookNode]], progress: Progr
     for job, notebook in cached:
         _write(job.output, notebook)
         facts = recorded(notebook)
-        kept.append(_record(job, "cached", facts))
-        progress(f"{job.label}: cached (ran in {facts['wall_s']:.1f} s)")
+        kept.append(_record(job, 'cached', facts))
+        progress(f'{job.label}: cached (ran in {facts["wall_s"]:.1f} s)')
     return kept
 
 
 def longest_first(jobs: list[Job], layout: Layout) -> list[Job]:
     """Order jobs by their last recorded wall time, unknown ones first."""
-    known = {(r["section"], r["framework"]): r.get("wall_s", 0.0) for r in records.load(layout)}
+    known = {(r['section'], r['framework']): r.get('wall_s', 0.0) for r in records.load(layout)}
     for job in jobs:
         if (job.rel, job.framework) not in known and (executed := read_executed(job.output)):
-            wall = recorded(executed).get("wall_s")
+            wall = recorded(executed).get('wall_s')
             if wall is not None:
                 known[(job.rel, job.framework)] = wall
-    return sorted(jobs, key=lambda j: -known.get((j.rel, j.framework), float("inf")))
+    return sorted(jobs, key=lambda j: -known.get((j.rel, j.framework), float('inf')))
 
 
-async def _run_all(jobs: list[Job], layout: Layout, parallel: int, threads: int,
-                   timeout: float, progress: Progress) -> tuple[list[dict], list[NotebookFailed]]:
+async def _run_all(
+    jobs: list[Job],
+    layout: Layout,
+    parallel: int,
+    threads: int,
+    timeout: float,
+    progress: Progress,
+) -> tuple[list[dict], list[NotebookFailed]]:
     semaphore = asyncio.Semaphore(parallel)
     running: dict[str, tuple[float, list, int]] = {}
     done: list[dict] = []
@@ -186,7 +217,7 @@ async def _run_all(jobs: list[Job], layout: Layout, parallel: int, threads: int,
 
     async def run(number: int, job: Job):
         async with semaphore:
-            progress(f"[{number}/{len(jobs)}] {job.label}: started")
+            progress(f'[{number}/{len(jobs)}] {job.label}: started')
             notebook = copy.deepcopy(job.notebook)
             probe = nbformat.v4.new_code_cell(records.probe_source(job.framework))
             probe.id = records.PROBE_ID
@@ -199,15 +230,27 @@ async def _run_all(jobs: list[Job], layout: Layout, parallel: int, threads: int,
             current: list = [None]
             running[job.label] = (started, current, len(notebook.cells) - 1)
             try:
-                await run_notebook(notebook, framework=job.framework, name=job.rel, cwd=workdir,
-                                   threads=threads, timeout=timeout, current=current)
+                await run_notebook(
+                    notebook,
+                    framework=job.framework,
+                    name=job.rel,
+                    cwd=workdir,
+                    threads=threads,
+                    timeout=timeout,
+                    current=current,
+                )
             except NotebookFailed as failure:
                 job.output.unlink(missing_ok=True)
                 wall = time.monotonic() - started
-                facts = dict(records.local_environment(job.framework), wall_s=wall, executed_at=executed_at)
-                done.append(_record(job, "failed", facts))
+                facts = dict(
+                    records.local_environment(job.framework), wall_s=wall, executed_at=executed_at
+                )
+                done.append(_record(job, 'failed', facts))
                 failures.append(failure)
-                progress(f"[{number}/{len(jobs)}] {job.label}: FAILED after {wall:.1f} s\n{failure.message()}")
+                progress(
+                    f'[{number}/{len(jobs)}] {job.label}: FAILED after {wall:.1f} s\n'
+                    + failure.message()
+                )
                 return
             wall = time.monotonic() - started
             facts = records.read_probe(notebook.cells.pop())
@@ -217,8 +260,8 @@ async def _run_all(jobs: list[Job], layout: Layout, parallel: int, threads: int,
             fill_notebook(notebook)
             notebook.metadata[METADATA_KEY] = facts
             _write(job.output, notebook)
-            done.append(_record(job, "executed", facts))
-            progress(f"[{number}/{len(jobs)}] {job.label}: done in {wall:.1f} s")
+            done.append(_record(job, 'executed', facts))
+            progress(f'[{number}/{len(jobs)}] {job.label}: done in {wall:.1f} s')
 
     async def report_progress():
         while True:
@@ -226,7 +269,7 @@ async def _run_all(jobs: list[Job], layout: Layout, parallel: int, threads: int,
             now = time.monotonic()
             for label, (started, current, cells) in list(running.items()):
                 at = min(current[0] or 0, cells)
-                progress(f"  ... {label}: {now - started:.0f} s, at cell {at} of {cells}")
+                progress(f'  ... {label}: {now - started:.0f} s, at cell {at} of {cells}')
 
     async def run_tracked(number: int, job: Job):
         try:
@@ -242,9 +285,17 @@ async def _run_all(jobs: list[Job], layout: Layout, parallel: int, threads: int,
     return done, failures
 
 
-def execute(names: list[str], layout: Layout, *, jobs: int | str | None = None,
-            timeout: float | str | None = None, force: bool = False, split: bool = True,
-            progress: Progress = print, frameworks: Iterable[str] = FRAMEWORKS) -> list[dict]:
+def execute(
+    names: list[str],
+    layout: Layout,
+    *,
+    jobs: int | str | None = None,
+    timeout: float | str | None = None,
+    force: bool = False,
+    split: bool = True,
+    progress: Progress = print,
+    frameworks: Iterable[str] = FRAMEWORKS,
+) -> list[dict]:
     """Execute the notebooks of ``names`` in ``frameworks``; returns their records.
 
     Raises ExecutionFailed (after writing the records) if any notebook failed.
@@ -260,13 +311,17 @@ def execute(names: list[str], layout: Layout, *, jobs: int | str | None = None,
     if to_run:
         parallel = min(parallel, len(to_run))
         threads = max(1, cpu_cores() // parallel)
-        progress(f"executing {len(to_run)} notebook(s), {parallel} at a time, "
-            f"{threads} thread(s) each, timeout {timeout:g} s")
-        done, failures = asyncio.run(_run_all(to_run, layout, parallel, threads, timeout, progress))
+        progress(
+            f'executing {len(to_run)} notebook(s), {parallel} at a time, '
+            f'{threads} thread(s) each, timeout {timeout:g} s'
+        )
+        done, failures = asyncio.run(
+            _run_all(to_run, layout, parallel, threads, timeout, progress)
+        )
     new = cached + done
     records.save(layout, new, find_sections(layout))
     if failures:
-        raise ExecutionFailed("\n\n".join(f.message() for f in failures))
+        raise ExecutionFailed('\n\n'.join(f.message() for f in failures))
     return new
 
 
@@ -281,20 +336,24 @@ def use_executed(names: list[str], layout: Layout, progress: Progress = print) -
     """
     planned = plan(names, layout)
     if planned.to_run:
-        lines = [f"  {job.label}: {_missing_or_stale(job)}" for job in planned.to_run]
+        lines = [f'  {job.label}: {_missing_or_stale(job)}' for job in planned.to_run]
         raise NotUpToDate(
-            f"{len(planned.to_run)} executed notebook(s) missing or out of date:\n" + "\n".join(lines)
-            + "\nexecute them first (python -m tools execute [--framework NAME]), "
-            "or build without --no-execute")
+            f'{len(planned.to_run)} executed notebook(s) missing or out of date:\n'
+            + '\n'.join(lines)
+            + '\nexecute them first (python -m tools execute [--framework NAME]), '
+            'or build without --no-execute'
+        )
     cached = keep_cached(planned.cached, progress)
-    earlier = {(r["section"], r["framework"], r.get("executed_at")) for r in records.load(layout)}
-    fresh = [r for r in cached if (r["section"], r["framework"], r["executed_at"]) not in earlier]
+    earlier = {(r['section'], r['framework'], r.get('executed_at')) for r in records.load(layout)}
+    fresh = [r for r in cached if (r['section'], r['framework'], r['executed_at']) not in earlier]
     records.save(layout, fresh, find_sections(layout))
     return cached
 
 
 def _missing_or_stale(job: Job) -> str:
     if not job.output.is_file():
-        return f"{job.output} is missing"
-    return (f"{job.output} is stale (its code cells, d2l_mini, requirements.txt or the "
-            "installed frameworks changed since it ran)")
+        return f'{job.output} is missing'
+    return (
+        f'{job.output} is stale (its code cells, d2l_mini, requirements.txt or the '
+        'installed frameworks changed since it ran)'
+    )

@@ -26,9 +26,15 @@ from tools.site import report
 from tools.source.sections import book_pages, read_toc, toc_files
 from tools.steps import Progress, StepFailed
 
-GENERATED_PAGES = ("report",)
+GENERATED_PAGES = ('report',)
 # The packages that turn the site into HTML: a new version renders again.
-SITE_PACKAGES = ("jupyter-book", "myst-nb", "sphinx", "sphinx-book-theme", "sphinx-mathjax-offline")
+SITE_PACKAGES = (
+    'jupyter-book',
+    'myst-nb',
+    'sphinx',
+    'sphinx-book-theme',
+    'sphinx-mathjax-offline',
+)
 
 
 class RenderError(StepFailed):
@@ -40,20 +46,24 @@ def filter_toc(toc: dict, available: set[str], progress: Progress = print) -> di
 
     An entry that goes takes its sections with it; a part left without chapters goes too.
     """
-    if toc.get("root") not in available:
+    if toc.get('root') not in available:
         raise RenderError(f"the toc's root page {toc.get('root')!r} does not exist")
 
     def keep(entries: list[dict]) -> list[dict]:
         kept = []
         for entry in entries:
-            name = entry.get("file")
+            name = entry.get('file')
             if name is not None and name not in available:
-                below = [e.get("file") for e in entry.get("sections", []) if e.get("file") in available]
-                progress(f"render: leaving {name} out of the toc: book/{name}.md does not exist"
-                       + (f" (nor its sections {', '.join(below)})" if below else ""))
+                below = [
+                    e.get('file') for e in entry.get('sections', []) if e.get('file') in available
+                ]
+                progress(
+                    f'render: leaving {name} out of the toc: book/{name}.md does not exist'
+                    + (f' (nor its sections {", ".join(below)})' if below else '')
+                )
                 continue
             entry = dict(entry)
-            for key in ("sections", "chapters"):
+            for key in ('sections', 'chapters'):
                 if key in entry:
                     entry[key] = keep(entry[key])
                     if not entry[key]:
@@ -62,15 +72,15 @@ def filter_toc(toc: dict, available: set[str], progress: Progress = print) -> di
         return kept
 
     toc = dict(toc)
-    if "parts" in toc:
+    if 'parts' in toc:
         parts = []
-        for part in toc["parts"]:
+        for part in toc['parts']:
             part = dict(part)
-            part["chapters"] = keep(part.get("chapters", []))
-            if part["chapters"]:
+            part['chapters'] = keep(part.get('chapters', []))
+            if part['chapters']:
                 parts.append(part)
-        toc["parts"] = parts
-    for key in ("chapters", "sections"):
+        toc['parts'] = parts
+    for key in ('chapters', 'sections'):
         if key in toc:
             toc[key] = keep(toc[key])
     return toc
@@ -79,15 +89,17 @@ def filter_toc(toc: dict, available: set[str], progress: Progress = print) -> di
 def site_config(layout: Layout) -> str:
     """The book's _config.yml with the framework table (names and labels) that the
     Sphinx extension gives the pages (``book_frameworks``)."""
-    config = yaml.safe_load(layout.config.read_text(encoding="utf-8")) or {}
-    sphinx_config = config.setdefault("sphinx", {}).setdefault("config", {})
-    sphinx_config["book_frameworks"] = [{"name": fw.name, "label": fw.label} for fw in TABLE]
+    config = yaml.safe_load(layout.config.read_text(encoding='utf-8')) or {}
+    sphinx_config = config.setdefault('sphinx', {}).setdefault('config', {})
+    sphinx_config['book_frameworks'] = [{'name': fw.name, 'label': fw.label} for fw in TABLE]
     return yaml.safe_dump(config, sort_keys=False, allow_unicode=True)
 
 
 def copy_tree(src: Path, dst: Path) -> None:
     if Path(src).is_dir():
-        shutil.copytree(src, dst, ignore=shutil.ignore_patterns(".*", "__pycache__", "*.ipynb_checkpoints"))
+        shutil.copytree(
+            src, dst, ignore=shutil.ignore_patterns('.*', '__pycache__', '*.ipynb_checkpoints')
+        )
 
 
 def site_toc(layout: Layout, progress: Progress = print) -> tuple[dict, list[str]]:
@@ -106,64 +118,67 @@ def assemble(layout: Layout, site: Path, progress: Progress = print) -> list[str
     needed += [layout.notebook(fw, rel) for rel in sections for fw in FRAMEWORKS]
     missing = [str(path) for path in needed if not path.is_file()]
     if missing:
-        raise RenderError("missing notebooks (run python -m tools execute and merge first): "
-                          + ", ".join(missing))
+        raise RenderError(
+            'missing notebooks (run python -m tools execute and merge first): '
+            + ', '.join(missing)
+        )
 
     # Start from an empty site, keeping only the HTML of the last build (see render()).
     if site.exists():
         for path in site.iterdir():
-            if path.name != "_build":
+            if path.name != '_build':
                 shutil.rmtree(path) if path.is_dir() and not path.is_symlink() else path.unlink()
     site.mkdir(parents=True, exist_ok=True)
-    (site / "_config.yml").write_text(site_config(layout), encoding="utf-8")
-    (site / "_toc.yml").write_text(yaml.safe_dump(toc, sort_keys=False))
-    if (book / "references.bib").is_file():
-        shutil.copy2(book / "references.bib", site / "references.bib")
-    copy_tree(book / "_static", site / "_static")
-    copy_tree(book / "_templates", site / "_templates")
-    copy_tree(book / "img", site / "img")
-    (site / "_ext").mkdir()
-    shutil.copy2(Path(__file__).with_name("render_ext.py"), site / "_ext" / "render_ext.py")
+    (site / '_config.yml').write_text(site_config(layout), encoding='utf-8')
+    (site / '_toc.yml').write_text(yaml.safe_dump(toc, sort_keys=False))
+    if (book / 'references.bib').is_file():
+        shutil.copy2(book / 'references.bib', site / 'references.bib')
+    copy_tree(book / '_static', site / '_static')
+    copy_tree(book / '_templates', site / '_templates')
+    copy_tree(book / 'img', site / 'img')
+    (site / '_ext').mkdir()
+    shutil.copy2(Path(__file__).with_name('render_ext.py'), site / '_ext' / 'render_ext.py')
 
     for rel, section in pages.items():
-        target = site / (f"{rel}.ipynb" if section else f"{rel}.md")
+        target = site / (f'{rel}.ipynb' if section else f'{rel}.md')
         target.parent.mkdir(parents=True, exist_ok=True)
         if not section:
-            shutil.copy2(book / f"{rel}.md", target)
+            shutil.copy2(book / f'{rel}.md', target)
         elif rel in sections:
             shutil.copy2(layout.merged(rel), target)
 
-    downloads = site / "_extra" / "notebooks"
+    downloads = site / '_extra' / 'notebooks'
     downloads.mkdir(parents=True)
     for rel in sections:
         for fw in FRAMEWORKS:
-            target = downloads / fw / f"{rel}.ipynb"
+            target = downloads / fw / f'{rel}.ipynb'
             target.parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(layout.notebook(fw, rel), target)
 
     records_path = layout.records
     if not records_path.is_file():
-        progress(f"render: {records_path} does not exist; the Execution report lists no runs")
-    report.write_report(records_path, site / "report.md", sections=sections, linked=sections)
+        progress(f'render: {records_path} does not exist; the Execution report lists no runs')
+    report.write_report(records_path, site / 'report.md', sections=sections, linked=sections)
     return sections
 
 
 def jupyter_book_command() -> str:
-    local = Path(sys.executable).with_name("jupyter-book")
-    found = str(local) if local.is_file() else shutil.which("jupyter-book")
+    local = Path(sys.executable).with_name('jupyter-book')
+    found = str(local) if local.is_file() else shutil.which('jupyter-book')
     if found is None:
-        raise RenderError("jupyter-book is not installed: pip install -r requirements.txt")
+        raise RenderError('jupyter-book is not installed: pip install -r requirements.txt')
     return found
 
 
 def build_html(site: Path, *, quiet: bool = False) -> None:
     """Run jupyter-book on `site`; RenderError unless it built without a warning."""
-    command = [jupyter_book_command(), "build", str(site), "--all", "-W", "-n", "--keep-going"]
+    command = [jupyter_book_command(), 'build', str(site), '--all', '-W', '-n', '--keep-going']
     result = subprocess.run(command, capture_output=quiet, text=True)
     if result.returncode != 0:
-        details = f"\n{result.stdout}\n{result.stderr}" if quiet else ""
-        raise RenderError(f"jupyter-book build failed (exit {result.returncode}): "
-                          f"{' '.join(command)}{details}")
+        details = f'\n{result.stdout}\n{result.stderr}' if quiet else ''
+        raise RenderError(
+            f'jupyter-book build failed (exit {result.returncode}): {" ".join(command)}{details}'
+        )
 
 
 def inputs_hash(layout: Layout) -> str:
@@ -173,30 +188,39 @@ def inputs_hash(layout: Layout) -> str:
     digest = hashlib.sha256()
     for name in SITE_PACKAGES:
         try:
-            digest.update(f"{name}=={metadata.version(name)}\n".encode())
+            digest.update(f'{name}=={metadata.version(name)}\n'.encode())
         except metadata.PackageNotFoundError:
-            digest.update(f"{name} missing\n".encode())
+            digest.update(f'{name} missing\n'.encode())
     files = [layout.config, layout.toc, layout.requirements, layout.records]
-    files += sorted(layout.book.rglob("*")) + sorted(layout.tools.rglob("*.py"))
-    files += [path for folder in (layout.merged_folder, *map(layout.split_folder, FRAMEWORKS))
-              for path in sorted(folder.rglob("*.ipynb"))]
+    files += sorted(layout.book.rglob('*')) + sorted(layout.tools.rglob('*.py'))
+    files += [
+        path
+        for folder in (layout.merged_folder, *map(layout.split_folder, FRAMEWORKS))
+        for path in sorted(folder.rglob('*.ipynb'))
+    ]
     for path in files:
-        if path.is_file() and "__pycache__" not in path.parts:
+        if path.is_file() and '__pycache__' not in path.parts:
             data = path.read_bytes()
-            digest.update(f"{path.as_posix()} {len(data)}\n".encode() + data)
+            digest.update(f'{path.as_posix()} {len(data)}\n'.encode() + data)
     return digest.hexdigest()
 
 
 def html_is_current(layout: Layout) -> bool:
     """Whether the HTML was rendered from the inputs as they are now."""
     stamp = layout.render_stamp
-    if not stamp.is_file() or not (layout.html / "index.html").is_file():
+    if not stamp.is_file() or not (layout.html / 'index.html').is_file():
         return False
-    return json.loads(stamp.read_text(encoding="utf-8")).get("inputs") == inputs_hash(layout)
+    return json.loads(stamp.read_text(encoding='utf-8')).get('inputs') == inputs_hash(layout)
 
 
-def render(layout: Layout | None = None, *, html: bool = True, force: bool = False, quiet: bool = False,
-           progress: Progress = print) -> Path:
+def render(
+    layout: Layout | None = None,
+    *,
+    html: bool = True,
+    force: bool = False,
+    quiet: bool = False,
+    progress: Progress = print,
+) -> Path:
     """Assemble the layout's site and, if `html`, build it; returns the HTML folder.
 
     Nothing is done when the HTML is current (html_is_current), unless `force`.
@@ -205,18 +229,23 @@ def render(layout: Layout | None = None, *, html: bool = True, force: bool = Fal
     """
     layout = layout or Layout()
     if html and not force and html_is_current(layout):
-        progress(f"render: nothing changed since the last build; HTML kept: {layout.html / 'index.html'}")
+        progress(
+            'render: nothing changed since the last build; '
+            f'HTML kept: {layout.html / "index.html"}'
+        )
         return layout.html
     start = time.perf_counter()
     inputs = inputs_hash(layout)
     layout.render_stamp.unlink(missing_ok=True)
     sections = assemble(layout, layout.site, progress=progress)
-    progress(f"render: site assembled in {layout.site} ({len(sections)} sections)")
+    progress(f'render: site assembled in {layout.site} ({len(sections)} sections)')
     if not html:
         return layout.html
-    if (layout.site / "_build").exists():
-        shutil.rmtree(layout.site / "_build")
+    if (layout.site / '_build').exists():
+        shutil.rmtree(layout.site / '_build')
     build_html(layout.site, quiet=quiet)
-    write_atomic(layout.render_stamp, json.dumps({"inputs": inputs}) + "\n")
-    progress(f"render: HTML built in {time.perf_counter() - start:.0f} s: {layout.html / 'index.html'}")
+    write_atomic(layout.render_stamp, json.dumps({'inputs': inputs}) + '\n')
+    progress(
+        f'render: HTML built in {time.perf_counter() - start:.0f} s: {layout.html / "index.html"}'
+    )
     return layout.html

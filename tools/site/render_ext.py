@@ -27,9 +27,9 @@ from __future__ import annotations
 import html
 import json
 import re
+from collections.abc import Callable
 from importlib import metadata
 from pathlib import Path
-from typing import Callable
 
 from bs4 import BeautifulSoup, Tag
 from docutils import nodes
@@ -43,71 +43,76 @@ from sphinx.util.osutil import relative_uri
 
 logger = logging.getLogger(__name__)
 
-TABLE_CSS = "frameworks-table.css"
-NOTEBOOKS_DIR = "notebooks"
-COLAB_URL = "https://colab.research.google.com/github/{repo}/blob/{branch}/{framework}/{page}.ipynb"
-MATHJAX_DIST = "sphinx-mathjax-offline"
-MATHJAX_ENTRY = "tex-chtml.js"
-PYTHON_REPR = re.compile(r"<.*>", re.DOTALL)
-UNDESCRIBED_IMAGE = "Image output of the code cell"
+TABLE_CSS = 'frameworks-table.css'
+NOTEBOOKS_DIR = 'notebooks'
+COLAB_URL = (
+    'https://colab.research.google.com/github/{repo}/blob/{branch}/{framework}/{page}.ipynb'
+)
+MATHJAX_DIST = 'sphinx-mathjax-offline'
+MATHJAX_ENTRY = 'tex-chtml.js'
+PYTHON_REPR = re.compile(r'<.*>', re.DOTALL)
+UNDESCRIBED_IMAGE = 'Image output of the code cell'
 
 
 def github_repo(url: str | None) -> str:
     """'owner/name' of a GitHub repository URL."""
-    match = re.fullmatch(r"https://github\.com/([\w.-]+)/([\w.-]+?)(?:\.git)?/?", url or "")
+    match = re.fullmatch(r'https://github\.com/([\w.-]+)/([\w.-]+?)(?:\.git)?/?', url or '')
     if match is None:
         raise ExtensionError(
-            f"repository.url in _config.yml must be https://github.com/<owner>/<name> "
-            f"for the Colab links, got {url!r}"
+            f'repository.url in _config.yml must be https://github.com/<owner>/<name> '
+            f'for the Colab links, got {url!r}'
         )
-    return f"{match[1]}/{match[2]}"
+    return f'{match[1]}/{match[2]}'
 
 
 def notebook_links_html(app: Sphinx, docname: str) -> str:
-    repo = github_repo(app.config.html_theme_options.get("repository_url"))
+    repo = github_repo(app.config.html_theme_options.get('repository_url'))
     page_uri = app.builder.get_target_uri(docname)
     parts = []
     for framework, label in frameworks(app.config):
-        download = relative_uri(page_uri, f"{NOTEBOOKS_DIR}/{framework}/{docname}.ipynb")
+        download = relative_uri(page_uri, f'{NOTEBOOKS_DIR}/{framework}/{docname}.ipynb')
         colab = COLAB_URL.format(
             repo=repo, branch=app.config.notebooks_branch, framework=framework, page=docname
         )
-        name = f"{Path(docname).name}.ipynb"
+        name = f'{Path(docname).name}.ipynb'
         parts.append(
             f'<span class="fw-notebook fw-only-{framework}" data-framework="{framework}">'
             f'<span class="fw-notebook-label">{label} notebook:</span> '
-            f'<a class="fw-download" href="{html.escape(download)}" download="{html.escape(name)}">'
-            f"download</a> · "
+            f'<a class="fw-download" href="{html.escape(download)}" '
+            f'download="{html.escape(name)}">'
+            f'download</a> · '
             f'<a class="fw-colab" href="{html.escape(colab)}" target="_blank" rel="noopener">'
-            f"open in Colab</a></span>"
+            f'open in Colab</a></span>'
         )
-    return '<div class="fw-notebooks">' + "".join(parts) + "</div>\n"
+    return '<div class="fw-notebooks">' + ''.join(parts) + '</div>\n'
 
 
 def split_notebooks_present(app: Sphinx, docname: str) -> list[str]:
     extra_dirs = [Path(app.srcdir, path) for path in app.config.html_extra_path]
     missing = []
     for framework, _ in frameworks(app.config):
-        relpath = Path(NOTEBOOKS_DIR, framework, f"{docname}.ipynb")
+        relpath = Path(NOTEBOOKS_DIR, framework, f'{docname}.ipynb')
         if not any((extra / relpath).is_file() for extra in extra_dirs):
             missing.append(relpath.as_posix())
     return missing
 
 
 def add_notebook_links(app: Sphinx, doctree: nodes.document, docname: str) -> None:
-    if app.builder.format != "html":
+    if app.builder.format != 'html':
         return
-    if Path(app.env.doc2path(docname)).suffix != ".ipynb":
+    if Path(app.env.doc2path(docname)).suffix != '.ipynb':
         return
     missing = split_notebooks_present(app, docname)
     if missing:
         logger.warning(
-            "no split notebook to offer for %s: %s is not in html_extra_path",
-            docname, ", ".join(missing), location=docname,
+            'no split notebook to offer for %s: %s is not in html_extra_path',
+            docname,
+            ', '.join(missing),
+            location=docname,
         )
         return
     section = next(iter(doctree.findall(nodes.section)), None)
-    raw = nodes.raw("", notebook_links_html(app, docname), format="html")
+    raw = nodes.raw('', notebook_links_html(app, docname), format='html')
     if section is not None and section.children and isinstance(section[0], nodes.title):
         section.insert(1, raw)
     else:
@@ -118,44 +123,72 @@ def frameworks(config: Config) -> list[tuple[str, str]]:
     """``[(name, label)]`` of the book's frameworks, in tab order."""
     table = config.book_frameworks
     if not table:
-        raise ExtensionError("book_frameworks is not set: build the site with `python -m tools render`, "
-                             "which writes it into _config.yml from tools/frameworks.py")
-    return [(row["name"], row["label"]) for row in table]
+        raise ExtensionError(
+            'book_frameworks is not set: build the site with `python -m tools render`, '
+            'which writes it into _config.yml from tools/frameworks.py'
+        )
+    return [(row['name'], row['label']) for row in table]
 
 
 def frameworks_css(table: list[tuple[str, str]]) -> str:
     """The style rules that name a framework, for ``[(name, label)]``."""
     names = [name for name, _ in table]
-    hidden = [f"html.fw-{shown} {element}{other}" for shown in names for other in names if other != shown
-              for element in ("div.cell.tag_", ".fw-only-")]
-    rules = [",\n".join(hidden) + " { display: none; }",
-             "/* Without JavaScript every version shows, labelled. */"]
+    hidden = [
+        f'html.fw-{shown} {element}{other}'
+        for shown in names
+        for other in names
+        if other != shown
+        for element in ('div.cell.tag_', '.fw-only-')
+    ]
+    rules = [
+        ',\n'.join(hidden) + ' { display: none; }',
+        '/* Without JavaScript every version shows, labelled. */',
+    ]
     for i, (name, label) in enumerate(table):
-        rules.append(f"html:not(.fw-js) div.cell.tag_{name}::before, "
-                     f"html:not(.fw-js) div.fw-only-{name}::before {{ content: {json.dumps(label)}; }}")
-        value_label = (" / " if i else "") + f"{label}: "
-        rules.append(f"html:not(.fw-js) .fw-value.fw-only-{name}::before {{ content: {json.dumps(value_label)}; }}")
-    rules.append(", ".join(f"html:not(.fw-js) div.cell.tag_{name}::before" for name in names) + """ {
+        rules.append(
+            f'html:not(.fw-js) div.cell.tag_{name}::before, '
+            f'html:not(.fw-js) div.fw-only-{name}::before {{ content: {json.dumps(label)}; }}'
+        )
+        value_label = (' / ' if i else '') + f'{label}: '
+        rules.append(
+            f'html:not(.fw-js) .fw-value.fw-only-{name}::before '
+            f'{{ content: {json.dumps(value_label)}; }}'
+        )
+    rules.append(
+        ', '.join(f'html:not(.fw-js) div.cell.tag_{name}::before' for name in names)
+        + """ {
   display: inline-block; margin-bottom: 0.2rem; padding: 0 0.5rem; font-size: 0.8rem;
-  font-weight: 600; border-radius: 0.25rem; color: var(--fw-on-accent); background: var(--fw-accent);
-}""")
-    rules.append(", ".join(f"html:not(.fw-js) div.fw-only-{name}::before" for name in names)
-                 + " { display: block; font-size: 0.8rem; font-weight: 600; }")
-    return "/* Generated by render_ext.py from the book's framework table. */\n" + "\n".join(rules) + "\n"
+  font-weight: 600; border-radius: 0.25rem;
+  color: var(--fw-on-accent); background: var(--fw-accent);
+}"""
+    )
+    rules.append(
+        ', '.join(f'html:not(.fw-js) div.fw-only-{name}::before' for name in names)
+        + ' { display: block; font-size: 0.8rem; font-weight: 600; }'
+    )
+    return (
+        "/* Generated by render_ext.py from the book's framework table. */\n"
+        + '\n'.join(rules)
+        + '\n'
+    )
 
 
 def add_framework_table(app: Sphinx) -> None:
     table = frameworks(app.config)
-    script = "window.bookFrameworks = " + json.dumps([{"name": n, "label": l} for n, l in table]) + ";"
+    script = (
+        'window.bookFrameworks = '
+        + json.dumps([{'name': name, 'label': label} for name, label in table])
+        + ';'
+    )
     app.add_js_file(None, body=script, priority=200)  # before frameworks.js (html_js_files: 800)
     app.add_css_file(TABLE_CSS)
 
 
 def write_framework_css(app: Sphinx, exc: Exception | None) -> None:
-    if exc is None and app.builder.format == "html":
-        target = Path(app.outdir, "_static", TABLE_CSS)
+    if exc is None and app.builder.format == 'html':
+        target = Path(app.outdir, '_static', TABLE_CSS)
         target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(frameworks_css(frameworks(app.config)), encoding="utf-8")
+        target.write_text(frameworks_css(frameworks(app.config)), encoding='utf-8')
 
 
 def mathjax_source() -> Path:
@@ -163,38 +196,40 @@ def mathjax_source() -> Path:
         dist = metadata.distribution(MATHJAX_DIST)
     except metadata.PackageNotFoundError:
         raise ExtensionError(
-            f"the book serves MathJax from the {MATHJAX_DIST} package: "
-            "pip install -r requirements.txt"
+            f'the book serves MathJax from the {MATHJAX_DIST} package: '
+            'pip install -r requirements.txt'
         ) from None
-    source = Path(dist.locate_file(f"{MATHJAX_DIST}/static/mathjax"))
+    source = Path(dist.locate_file(f'{MATHJAX_DIST}/static/mathjax'))
     if not (source / MATHJAX_ENTRY).is_file():
-        raise ExtensionError(f"{MATHJAX_DIST} is installed but {source / MATHJAX_ENTRY} is missing")
+        raise ExtensionError(
+            f'{MATHJAX_DIST} is installed but {source / MATHJAX_ENTRY} is missing'
+        )
     return source
 
 
 def mathjax_unused(relpath: str) -> bool:
     """The other combined builds and the SVG output, which tex-chtml.js never loads."""
-    if "/" not in relpath:
-        return relpath.endswith(".js") and relpath != MATHJAX_ENTRY
-    return relpath == "output/svg.js" or relpath.startswith("output/svg/")
+    if '/' not in relpath:
+        return relpath.endswith('.js') and relpath != MATHJAX_ENTRY
+    return relpath == 'output/svg.js' or relpath.startswith('output/svg/')
 
 
 def copy_mathjax(app: Sphinx, exc: Exception | None) -> None:
-    if exc is None and app.builder.format == "html":
-        target = Path(app.outdir, "_static", "mathjax")
+    if exc is None and app.builder.format == 'html':
+        target = Path(app.outdir, '_static', 'mathjax')
         copy_asset(str(mathjax_source()), str(target), excluded=mathjax_unused)
 
 
 def check_mathjax(app: Sphinx, config: Config) -> None:
-    if Path(config.mathjax_path).name == MATHJAX_ENTRY and "://" not in config.mathjax_path:
+    if Path(config.mathjax_path).name == MATHJAX_ENTRY and '://' not in config.mathjax_path:
         mathjax_source()
 
 
 def output_description(bundle: nodes.Element) -> str | None:
     """The text/plain of a notebook output's mime bundle, unless it is a bare repr."""
     for child in bundle.children:
-        if child.get("mime_type") == "text/plain":
-            text = " ".join(child.astext().split())
+        if child.get('mime_type') == 'text/plain':
+            text = ' '.join(child.astext().split())
             return None if PYTHON_REPR.fullmatch(text) else text or None
     return None
 
@@ -210,22 +245,22 @@ class ImageOutputAlt(SphinxPostTransform):
 
     def run(self, **kwargs: object) -> None:
         for bundle in self.document.findall(nodes.container):
-            if bundle.get("nb_element") != "mime_bundle":
+            if bundle.get('nb_element') != 'mime_bundle':
                 continue
             alt = output_description(bundle) or UNDESCRIBED_IMAGE
             for image in bundle.findall(nodes.image):
-                image.setdefault("alt", alt)
+                image.setdefault('alt', alt)
 
 
 def name_toc_toggles(toctree: Tag | str) -> Tag | str:
     """Name each sidebar <summary> that holds only its chevron icon after the entry it
     expands. `toctree`: the theme's toctree, a BeautifulSoup (changed in place) or HTML."""
-    soup = toctree if isinstance(toctree, Tag) else BeautifulSoup(toctree or "", "html.parser")
-    for summary in soup.select("li > details > summary"):
-        link = summary.parent.find_previous_sibling("a")
-        if summary.get_text(strip=True) or summary.has_attr("aria-label") or link is None:
+    soup = toctree if isinstance(toctree, Tag) else BeautifulSoup(toctree or '', 'html.parser')
+    for summary in soup.select('li > details > summary'):
+        link = summary.parent.find_previous_sibling('a')
+        if summary.get_text(strip=True) or summary.has_attr('aria-label') or link is None:
             continue
-        summary["aria-label"] = f"Sections of {link.get_text(' ', strip=True)}"
+        summary['aria-label'] = f'Sections of {link.get_text(" ", strip=True)}'
     return toctree if isinstance(toctree, Tag) else str(soup)
 
 
@@ -242,24 +277,25 @@ BIBLIOGRAPHY_ENTRY = re.compile(r'(<div class="citation"[^>]*) role="doc-biblioe
 HIDDEN_CELL_TOGGLE = '<summary aria-label="Toggle hidden content">'
 
 
-def fix_theme_html(app: Sphinx, pagename: str, templatename: str, context: dict,
-                   doctree: nodes.document | None) -> None:
-    if "generate_toctree_html" in context:
-        context["generate_toctree_html"] = with_named_toc_toggles(context["generate_toctree_html"])
-    if "body" in context:
-        body = BIBLIOGRAPHY_ENTRY.sub(r'\1 role="listitem"', context["body"])
-        context["body"] = body.replace(HIDDEN_CELL_TOGGLE, "<summary>")
+def fix_theme_html(
+    app: Sphinx, pagename: str, templatename: str, context: dict, doctree: nodes.document | None
+) -> None:
+    if 'generate_toctree_html' in context:
+        context['generate_toctree_html'] = with_named_toc_toggles(context['generate_toctree_html'])
+    if 'body' in context:
+        body = BIBLIOGRAPHY_ENTRY.sub(r'\1 role="listitem"', context['body'])
+        context['body'] = body.replace(HIDDEN_CELL_TOGGLE, '<summary>')
 
 
 def setup(app: Sphinx) -> dict:
-    app.add_config_value("notebooks_branch", "notebooks", "html", types=[str])
-    app.add_config_value("book_frameworks", [], "html", types=[list])
-    app.connect("builder-inited", add_framework_table)
-    app.connect("build-finished", write_framework_css)
-    app.connect("config-inited", check_mathjax)
-    app.connect("doctree-resolved", add_notebook_links)
-    app.connect("build-finished", copy_mathjax)
+    app.add_config_value('notebooks_branch', 'notebooks', 'html', types=[str])
+    app.add_config_value('book_frameworks', [], 'html', types=[list])
+    app.connect('builder-inited', add_framework_table)
+    app.connect('build-finished', write_framework_css)
+    app.connect('config-inited', check_mathjax)
+    app.connect('doctree-resolved', add_notebook_links)
+    app.connect('build-finished', copy_mathjax)
     # After the theme put its functions into the page context (default priority 500).
-    app.connect("html-page-context", fix_theme_html, priority=900)
+    app.connect('html-page-context', fix_theme_html, priority=900)
     app.add_post_transform(ImageOutputAlt)
-    return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True}
+    return {'version': '1.0', 'parallel_read_safe': True, 'parallel_write_safe': True}

@@ -6,36 +6,36 @@ tools/run/execute.py keeps in _build/exec/records.json.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Iterable
 
 from tools.frameworks import TABLE
 from tools.run.records import read as read_records
 
 
 def cell(value: object) -> str:
-    return str(value).replace("|", "\\|").replace("\n", " ")
+    return str(value).replace('|', '\\|').replace('\n', ' ')
 
 
 def section_ref(section: str, linked: set[str]) -> str:
-    return f"{{doc}}`{section}`" if section in linked else f"`{section}`"
+    return f'{{doc}}`{section}`' if section in linked else f'`{section}`'
 
 
 def environment_rows(records: list[dict]) -> list[tuple[str, dict[str, list[str]]]]:
     """One row per framework: Python, package versions and hardware, all values seen."""
     rows = []
     for fw in TABLE:
-        mine = [r for r in records if r["framework"] == fw.name]
+        mine = [r for r in records if r['framework'] == fw.name]
         if not mine:
             continue
-        seen = {"Python": sorted({str(r["python"]) for r in mine})}
+        seen = {'Python': sorted({str(r['python']) for r in mine})}
         for record in mine:
-            for package, version in record["versions"].items():
+            for package, version in record['versions'].items():
                 seen.setdefault(package, [])
                 if str(version) not in seen[package]:
                     seen[package].append(str(version))
-        seen["Hardware"] = sorted({str(r["hardware"]) for r in mine})
+        seen['Hardware'] = sorted({str(r['hardware']) for r in mine})
         rows.append((fw.label, seen))
     return rows
 
@@ -48,11 +48,12 @@ def run_time(stamp: object) -> str:
         return str(stamp)
     if when.tzinfo is not None:
         when = when.astimezone(timezone.utc)
-    return when.strftime("%Y-%m-%d %H:%M") + (" UTC" if when.tzinfo is not None else "")
+    return when.strftime('%Y-%m-%d %H:%M') + (' UTC' if when.tzinfo is not None else '')
 
 
-def report_markdown(records: list[dict], sections: list[str] | None = None,
-                    linked: Iterable[str] = ()) -> str:
+def report_markdown(
+    records: list[dict], sections: list[str] | None = None, linked: Iterable[str] = ()
+) -> str:
     """The page as MyST Markdown.
 
     records: as tools.run.records.read returns them. sections: the section paths the book builds,
@@ -62,54 +63,77 @@ def report_markdown(records: list[dict], sections: list[str] | None = None,
     """
     linked = set(linked)
     if sections is not None:
-        records = [r for r in records if r["section"] in set(sections)]
-    sections = list(sections) if sections is not None else sorted({r["section"] for r in records})
-    by_key = {(r["section"], r["framework"]): r for r in records}
+        records = [r for r in records if r['section'] in set(sections)]
+    sections = list(sections) if sections is not None else sorted({r['section'] for r in records})
+    by_key = {(r['section'], r['framework']): r for r in records}
     keys = [(section, fw) for section in sections for fw in TABLE]
-    hardware = sorted({str(r["hardware"]) for r in records})
+    hardware = sorted({str(r['hardware']) for r in records})
     per_row_hardware = len(hardware) > 1
-    header = ["Section", "Framework", "Wall time (s)", "Status", "Ran at"]
-    align = ["---", "---", "---:", "---", "---"]
+    header = ['Section', 'Framework', 'Wall time (s)', 'Status', 'Ran at']
+    align = ['---', '---', '---:', '---', '---']
     if per_row_hardware:
-        header.insert(4, "Hardware")
-        align.insert(4, "---")
+        header.insert(4, 'Hardware')
+        align.insert(4, '---')
     lines = [
-        "# Execution report",
-        "",
-        "Every page of this book was built from notebooks that were run before the HTML was "
-        "rendered, one kernel per framework. This table lists each of them: how long it ran "
-        "and whether this build ran it again (*executed*) or reused an unchanged earlier run "
-        "(*cached*).",
-        "",
+        '# Execution report',
+        '',
+        'Every page of this book was built from notebooks that were run before the HTML was '
+        'rendered, one kernel per framework. This table lists each of them: how long it ran '
+        'and whether this build ran it again (*executed*) or reused an unchanged earlier run '
+        '(*cached*).',
+        '',
     ]
     if hardware and not per_row_hardware:
-        lines += [f"All of them ran on the same hardware: {cell(hardware[0])}.", ""]
-    lines += ["| " + " | ".join(header) + " |", "| " + " | ".join(align) + " |"]
+        lines += [f'All of them ran on the same hardware: {cell(hardware[0])}.', '']
+    lines += ['| ' + ' | '.join(header) + ' |', '| ' + ' | '.join(align) + ' |']
     for section, fw in keys:
         record = by_key.get((section, fw.name))
         row = [section_ref(section, linked), fw.label]
         if record is None:
-            row += ["", "missing", ""] + ([""] if per_row_hardware else [])
+            row += ['', 'missing', ''] + ([''] if per_row_hardware else [])
         else:
-            row += [f"{float(record['wall_s']):.1f}", record["status"], run_time(record["executed_at"])]
+            row += [
+                f'{float(record["wall_s"]):.1f}',
+                record['status'],
+                run_time(record['executed_at']),
+            ]
             if per_row_hardware:
-                row.insert(4, cell(record["hardware"]))
-        lines.append("| " + " | ".join(row) + " |")
-    totals = {fw.label: sum(float(r["wall_s"]) for r in records if r["framework"] == fw.name) for fw in TABLE}
-    lines += ["", "Total wall time: " + ", ".join(
-        f"{label} {total:.1f} s" for label, total in totals.items()) + ".", ""]
+                row.insert(4, cell(record['hardware']))
+        lines.append('| ' + ' | '.join(row) + ' |')
+    totals = {
+        fw.label: sum(float(r['wall_s']) for r in records if r['framework'] == fw.name)
+        for fw in TABLE
+    }
+    lines += [
+        '',
+        'Total wall time: '
+        + ', '.join(f'{label} {total:.1f} s' for label, total in totals.items())
+        + '.',
+        '',
+    ]
     env = environment_rows(records)
     if env:
-        lines += ["## Software and hardware", ""]
+        lines += ['## Software and hardware', '']
         for label, seen in env:
-            lines += [f"{label} notebooks ran with:", "", "| Component | Version |", "| --- | --- |"]
-            lines += [f"| {cell(name)} | {cell(', '.join(values))} |" for name, values in seen.items()]
-            lines.append("")
-    return "\n".join(lines)
+            lines += [
+                f'{label} notebooks ran with:',
+                '',
+                '| Component | Version |',
+                '| --- | --- |',
+            ]
+            lines += [
+                f'| {cell(name)} | {cell(", ".join(values))} |' for name, values in seen.items()
+            ]
+            lines.append('')
+    return '\n'.join(lines)
 
 
-def write_report(records_path: Path, out_path: Path, sections: list[str] | None = None,
-                 linked: Iterable[str] = ()) -> list[dict]:
+def write_report(
+    records_path: Path,
+    out_path: Path,
+    sections: list[str] | None = None,
+    linked: Iterable[str] = (),
+) -> list[dict]:
     records = read_records(records_path) if Path(records_path).is_file() else []
     Path(out_path).write_text(report_markdown(records, sections, linked))
     return records

@@ -4,7 +4,8 @@
 
 Serves the built HTML (_build/site/_build/html) on 127.0.0.1, opens the page in
 headless Chromium (/usr/bin/chromium, through Playwright) 1200 pixels wide, with the
-first tab group that holds a figure (or the first one) at the bottom of the view, and saves the viewport as a PNG.
+first tab group that holds a figure (or the first one) at the bottom of the view, and
+saves the viewport as a PNG.
 """
 
 import functools
@@ -14,9 +15,15 @@ from pathlib import Path
 
 from tools.steps import UsageError
 
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--no-first-run"]
+CHROMIUM = '/usr/bin/chromium'
+CHROMIUM_ARGS = [
+    '--no-sandbox',
+    '--disable-gpu',
+    '--disable-background-networking',
+    '--disable-component-update',
+    '--disable-sync',
+    '--no-first-run',
+]
 
 
 class QuietHandler(http.server.SimpleHTTPRequestHandler):
@@ -24,8 +31,16 @@ class QuietHandler(http.server.SimpleHTTPRequestHandler):
         pass
 
 
-def screenshot(html: Path, page: str, out: Path, *, browser: object = None, width: int = 1200,
-               height: int = 900, chromium: str = CHROMIUM) -> Path:
+def screenshot(
+    html: Path,
+    page: str,
+    out: Path,
+    *,
+    browser: object = None,
+    width: int = 1200,
+    height: int = 900,
+    chromium: str = CHROMIUM,
+) -> Path:
     """Save a screenshot of <html>/<page>.html to `out`; returns its path.
 
     browser: a Playwright browser to use; by default Chromium is started and closed here.
@@ -33,18 +48,20 @@ def screenshot(html: Path, page: str, out: Path, *, browser: object = None, widt
     from playwright.sync_api import sync_playwright
 
     html, out = Path(html), Path(out)
-    if not (html / f"{page}.html").is_file():
-        raise UsageError(f"page {page!r}: no {html / page}.html; build the book first (make book)")
+    if not (html / f'{page}.html').is_file():
+        raise UsageError(f'page {page!r}: no {html / page}.html; build the book first (make book)')
     handler = functools.partial(QuietHandler, directory=str(html))
-    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    httpd = http.server.ThreadingHTTPServer(('127.0.0.1', 0), handler)
     threading.Thread(target=httpd.serve_forever, daemon=True).start()
-    url = f"http://127.0.0.1:{httpd.server_port}/{page}.html"
+    url = f'http://127.0.0.1:{httpd.server_port}/{page}.html'
     try:
         if browser is not None:
             shoot(browser, url, out, width, height)
         else:
             with sync_playwright() as playwright:
-                own = playwright.chromium.launch(executable_path=chromium, headless=True, args=CHROMIUM_ARGS)
+                own = playwright.chromium.launch(
+                    executable_path=chromium, headless=True, args=CHROMIUM_ARGS
+                )
                 shoot(own, url, out, width, height)
                 own.close()
     finally:
@@ -54,10 +71,10 @@ def screenshot(html: Path, page: str, out: Path, *, browser: object = None, widt
 
 
 def shoot(browser: object, url: str, out: Path, width: int, height: int) -> None:
-    context = browser.new_context(viewport={"width": width, "height": height})
+    context = browser.new_context(viewport={'width': width, 'height': height})
     view = context.new_page()
     view.goto(url)
-    view.wait_for_load_state("load")
+    view.wait_for_load_state('load')
     view.evaluate("""() => {
         const groups = [...document.querySelectorAll('.fw-group')];
         const group = groups.find(g => g.querySelector('.cell_output img')) || groups[0];

@@ -12,24 +12,25 @@ The split notebooks name the repository without a commit, so that a new commit
 re-executes nothing; ``tools.publish`` writes the cell again with the commit it
 publishes (``install_source(..., commit=...)``).
 """
+
 from __future__ import annotations
 
 import json
 import re
 import string
-import tomllib
 
+import tomllib
 import yaml
 from packaging.requirements import InvalidRequirement, Requirement
 
 from tools.frameworks import framework as framework_row
 from tools.paths import Layout
 
-CELL_ID = "install"
-DEFAULT_REPOSITORY = "https://github.com/d2l-mini/transformer-block-book"
+CELL_ID = 'install'
+DEFAULT_REPOSITORY = 'https://github.com/d2l-mini/transformer-block-book'
 
 # $names are filled in by install_source(); the rest is the cell as readers see it.
-TEMPLATE = string.Template('''\
+TEMPLATE = string.Template("""\
 # Colab or a fresh Jupyter: install the book's library, d2l_mini, and $label
 # where missing or too old. Where d2l_mini is installed, this cell does nothing.
 try:
@@ -58,17 +59,16 @@ except ImportError:
         print("The outputs shown were made with", ", ".join(other))
 $gpu    packages = " ".join(install)
     %pip install --quiet {packages} "d2l_mini @ git+$repository"
-''')
-
+""")
 
 
 def repository_url(layout: Layout) -> str:
     """``repository.url`` from ``_config.yml``, or the book's default repository."""
     if layout.config.is_file():
-        config = yaml.safe_load(layout.config.read_text(encoding="utf-8")) or {}
-        url = (config.get("repository") or {}).get("url")
+        config = yaml.safe_load(layout.config.read_text(encoding='utf-8')) or {}
+        url = (config.get('repository') or {}).get('url')
         if url:
-            return str(url).rstrip("/")
+            return str(url).rstrip('/')
     return DEFAULT_REPOSITORY
 
 
@@ -76,39 +76,44 @@ def pinned_versions(layout: Layout) -> dict[str, str]:
     """``name -> version`` of every ``name==version`` line of requirements.txt."""
     versions = {}
     if layout.requirements.is_file():
-        for line in layout.requirements.read_text(encoding="utf-8").splitlines():
-            match = re.match(r"^\s*([A-Za-z0-9_.\-]+)\s*==\s*([^\s;#]+)", line)
+        for line in layout.requirements.read_text(encoding='utf-8').splitlines():
+            match = re.match(r'^\s*([A-Za-z0-9_.\-]+)\s*==\s*([^\s;#]+)', line)
             if match:
-                versions[match.group(1).lower()] = match.group(2).split("+")[0]
+                versions[match.group(1).lower()] = match.group(2).split('+')[0]
     return versions
 
 
 def minimum_versions(framework: str, layout: Layout) -> dict[str, str]:
     """``name -> lower bound`` of the framework's extra in pyproject.toml."""
     extra = framework_row(framework).extra
-    where = f"{layout.pyproject} [project.optional-dependencies] {extra}"
+    where = f'{layout.pyproject} [project.optional-dependencies] {extra}'
     try:
-        project = tomllib.loads(layout.pyproject.read_text(encoding="utf-8"))["project"]
-        entries = project["optional-dependencies"][extra]
+        project = tomllib.loads(layout.pyproject.read_text(encoding='utf-8'))['project']
+        entries = project['optional-dependencies'][extra]
     except (OSError, KeyError, tomllib.TOMLDecodeError) as error:
-        raise ValueError(f"{where}: cannot read the framework's packages ({error!r}); "
-                         f"list them there with lower bounds, e.g. {extra} = [\"{extra}>=1.0\"]") from None
+        raise ValueError(
+            f"{where}: cannot read the framework's packages ({error!r}); "
+            f'list them there with lower bounds, e.g. {extra} = ["{extra}>=1.0"]'
+        ) from None
     minimums = {}
     for entry in entries:
         try:
             requirement = Requirement(entry)
         except InvalidRequirement as error:
-            raise ValueError(f"{where}: {entry!r} is not a requirement: {error}") from None
-        lower = [spec.version for spec in requirement.specifier if spec.operator == ">="]
+            raise ValueError(f'{where}: {entry!r} is not a requirement: {error}') from None
+        lower = [spec.version for spec in requirement.specifier if spec.operator == '>=']
         if len(lower) != 1:
-            raise ValueError(f"{where}: {entry!r} needs one lower bound (name>=version), "
-                             "the oldest version the book's code runs with")
+            raise ValueError(
+                f'{where}: {entry!r} needs one lower bound (name>=version), '
+                "the oldest version the book's code runs with"
+            )
         minimums[requirement.name.lower()] = lower[0]
     return minimums
 
 
-def install_source(framework: str, layout: Layout, commit: str | None = None,
-                   repository: str | None = None) -> str:
+def install_source(
+    framework: str, layout: Layout, commit: str | None = None, repository: str | None = None
+) -> str:
     """The install cell of ``framework``'s notebooks.
 
     ``commit``: the commit of the repository to install d2l_mini from (None: its
@@ -119,13 +124,20 @@ def install_source(framework: str, layout: Layout, commit: str | None = None,
     pins = pinned_versions(layout)
     pinned = {name: pins.get(name, version) for name, version in minimum.items()}
     if repository is not None and not re.fullmatch(r"[^\s\"']+", repository):
-        raise ValueError(f"repository must be a git URL without spaces or quotes, got {repository!r}")
-    source = (repository or repository_url(layout)).rstrip("/")
+        raise ValueError(
+            f'repository must be a git URL without spaces or quotes, got {repository!r}'
+        )
+    source = (repository or repository_url(layout)).rstrip('/')
     if commit is not None:
-        if not re.fullmatch(r"[0-9a-f]{40}", commit):
-            raise ValueError(f"commit must be a full 40-digit hexadecimal commit id, got {commit!r}")
-        source = f"{source}@{commit}"
+        if not re.fullmatch(r'[0-9a-f]{40}', commit):
+            raise ValueError(
+                f'commit must be a full 40-digit hexadecimal commit id, got {commit!r}'
+            )
+        source = f'{source}@{commit}'
     return TEMPLATE.substitute(
-        label=framework_row(framework).install_label, minimum=json.dumps(minimum),
-        pinned=json.dumps(pinned), gpu=framework_row(framework).gpu_install, repository=source,
-    ).rstrip("\n")
+        label=framework_row(framework).install_label,
+        minimum=json.dumps(minimum),
+        pinned=json.dumps(pinned),
+        gpu=framework_row(framework).gpu_install,
+        repository=source,
+    ).rstrip('\n')

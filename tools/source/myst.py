@@ -8,6 +8,7 @@ become block quotes, value references a placeholder that execution fills
 (tools/source/values.py), and a ``{container} fw-only-<framework>`` block stays in its own
 framework's notebook only.  Code spans, code blocks and math are left alone.
 """
+
 from __future__ import annotations
 
 import base64
@@ -27,50 +28,62 @@ from tools.paths import Layout
 from tools.source import values
 
 ADMONITIONS = {
-    "note", "tip", "hint", "important", "warning", "caution", "attention",
-    "danger", "error", "seealso", "admonition",
+    'note',
+    'tip',
+    'hint',
+    'important',
+    'warning',
+    'caution',
+    'attention',
+    'danger',
+    'error',
+    'seealso',
+    'admonition',
 }
-DROPPED_DIRECTIVES = {"bibliography", "tableofcontents", "toctree", "glossary"}
+DROPPED_DIRECTIVES = {'bibliography', 'tableofcontents', 'toctree', 'glossary'}
 # Prose for one framework: ```{container} fw-only-pytorch``` (see tools/source/values.py).
-FRAMEWORK_ONLY = re.compile(r"fw-only-(?P<framework>\w+)")
+FRAMEWORK_ONLY = re.compile(r'fw-only-(?P<framework>\w+)')
 IMAGE_TYPES = {
-    ".svg": "image/svg+xml", ".png": "image/png", ".jpg": "image/jpeg",
-    ".jpeg": "image/jpeg", ".gif": "image/gif",
+    '.svg': 'image/svg+xml',
+    '.png': 'image/png',
+    '.jpg': 'image/jpeg',
+    '.jpeg': 'image/jpeg',
+    '.gif': 'image/gif',
 }
 INLINE = re.compile(
-    r"(?P<code>`+).+?(?P=code)"
-    r"|\{(?P<role>[A-Za-z][\w:+-]*)\}`(?P<content>[^`]*)`"
-    r"|!\[(?P<alt>[^\]]*)\]\((?P<src>[^)\s]+)(?P<title>\s+\"[^\"]*\")?\)",
+    r'(?P<code>`+).+?(?P=code)'
+    r'|\{(?P<role>[A-Za-z][\w:+-]*)\}`(?P<content>[^`]*)`'
+    r'|!\[(?P<alt>[^\]]*)\]\((?P<src>[^)\s]+)(?P<title>\s+\"[^\"]*\")?\)',
     re.S,
 )
-OPTION = re.compile(r"^:([\w-]+):\s*(.*)$")
-EXPLICIT_TARGET = re.compile(r"^(?P<text>.*?)\s*<(?P<target>[^<>]+)>$", re.S)
+OPTION = re.compile(r'^:([\w-]+):\s*(.*)$')
+EXPLICIT_TARGET = re.compile(r'^(?P<text>.*?)\s*<(?P<target>[^<>]+)>$', re.S)
 
 
 @functools.cache
 def _parser():
-    config = MdParserConfig(enable_extensions={"colon_fence", "dollarmath", "amsmath"})
+    config = MdParserConfig(enable_extensions={'colon_fence', 'dollarmath', 'amsmath'})
     return create_md_parser(config, RendererHTML)
 
 
 def _directive(token) -> tuple[str, str] | None:
     """(name, argument) of a ``{name}`` fence, None for an ordinary fence."""
-    match = re.match(r"^\{([\w:-]+)\}\s*(.*)$", token.info.strip())
+    match = re.match(r'^\{([\w:-]+)\}\s*(.*)$', token.info.strip())
     return (match.group(1), match.group(2)) if match else None
 
 
 def _options_and_body(content: str) -> tuple[dict, str]:
-    lines = content.split("\n")
+    lines = content.split('\n')
     options: dict[str, str] = {}
-    if lines and lines[0].strip() == "---":
-        end = next((i for i in range(1, len(lines)) if lines[i].strip() == "---"), 0)
-        options = yaml.safe_load("\n".join(lines[1:end])) or {}
-        lines = lines[end + 1:]
+    if lines and lines[0].strip() == '---':
+        end = next((i for i in range(1, len(lines)) if lines[i].strip() == '---'), 0)
+        options = yaml.safe_load('\n'.join(lines[1:end])) or {}
+        lines = lines[end + 1 :]
     else:
         while lines and (match := OPTION.match(lines[0])):
             options[match.group(1)] = match.group(2)
             lines = lines[1:]
-    return options, "\n".join(lines).strip("\n")
+    return options, '\n'.join(lines).strip('\n')
 
 
 def walk_labels(text: str):
@@ -78,22 +91,22 @@ def walk_labels(text: str):
     in document order, looking inside directives."""
     tokens = _parser().parse(text)
     for i, token in enumerate(tokens):
-        if token.type == "myst_target":
+        if token.type == 'myst_target':
             title = None
-            if i + 2 < len(tokens) and tokens[i + 1].type == "heading_open":
+            if i + 2 < len(tokens) and tokens[i + 1].type == 'heading_open':
                 title = tokens[i + 2].content
-            yield ("target", token.content, title)
-        elif token.type == "math_block_label":
-            yield ("equation", token.info)
-        elif token.type in ("fence", "colon_fence") and (directive := _directive(token)):
+            yield ('target', token.content, title)
+        elif token.type == 'math_block_label':
+            yield ('equation', token.info)
+        elif token.type in ('fence', 'colon_fence') and (directive := _directive(token)):
             name, _ = directive
-            if name == "code-cell":
+            if name == 'code-cell':
                 continue
             options, body = _options_and_body(token.content)
-            if name == "figure":
-                yield ("figure", options.get("name"), body.split("\n\n")[0].strip())
-            elif name == "math" and options.get("label"):
-                yield ("equation", options["label"])
+            if name == 'figure':
+                yield ('figure', options.get('name'), body.split('\n\n')[0].strip())
+            elif name == 'math' and options.get('label'):
+                yield ('equation', options['label'])
             else:
                 yield from walk_labels(body)
 
@@ -107,13 +120,13 @@ class References:
         self._entries: dict | None = None
 
     @classmethod
-    def load(cls, layout: Layout) -> "References":
+    def load(cls, layout: Layout) -> References:
         titles = {}
-        for path in sorted(layout.book.rglob("*.md")):
-            for found in walk_labels(path.read_text(encoding="utf-8")):
-                if found[0] in ("target", "figure") and found[1] and found[2]:
+        for path in sorted(layout.book.rglob('*.md')):
+            for found in walk_labels(path.read_text(encoding='utf-8')):
+                if found[0] in ('target', 'figure') and found[1] and found[2]:
                     titles.setdefault(found[1], found[2])
-        return cls(sorted(layout.book.glob("*.bib")), titles)
+        return cls(sorted(layout.book.glob('*.bib')), titles)
 
     @property
     def entries(self) -> dict:
@@ -125,39 +138,46 @@ class References:
         return self._entries
 
     def _authors(self, entry) -> str:
-        people = entry.persons.get("author") or entry.persons.get("editor") or []
-        names = [codecs.decode(" ".join(p.last_names), "ulatex").replace("{", "").replace("}", "")
-                 for p in people]
+        people = entry.persons.get('author') or entry.persons.get('editor') or []
+        names = [
+            codecs.decode(' '.join(p.last_names), 'ulatex').replace('{', '').replace('}', '')
+            for p in people
+        ]
         if not names:
-            return "Anonymous"
+            return 'Anonymous'
         if len(names) == 1:
             return names[0]
         if len(names) == 2:
-            return f"{names[0]} and {names[1]}"
-        return f"{names[0]} et al."
+            return f'{names[0]} and {names[1]}'
+        return f'{names[0]} et al.'
 
     def cite(self, kind: str, keys: str) -> str:
         parts = []
-        for key in (k.strip() for k in keys.split(",") if k.strip()):
+        for key in (k.strip() for k in keys.split(',') if k.strip()):
             entry = self.entries.get(key)
             if entry is None:
-                parts.append((f"[{key}]", ""))
+                parts.append((f'[{key}]', ''))
             else:
-                parts.append((self._authors(entry), entry.fields.get("year", "n.d.")))
-        if kind in ("cite:t", "cite:ts"):
-            return ", ".join(f"{who} ({year})" if year else who for who, year in parts)
-        if kind == "cite:author":
-            return ", ".join(who for who, _ in parts)
-        if kind == "cite:year":
-            return ", ".join(year or who for who, year in parts)
-        return "(" + "; ".join(f"{who}, {year}" if year else who for who, year in parts) + ")"
+                parts.append((self._authors(entry), entry.fields.get('year', 'n.d.')))
+        if kind in ('cite:t', 'cite:ts'):
+            return ', '.join(f'{who} ({year})' if year else who for who, year in parts)
+        if kind == 'cite:author':
+            return ', '.join(who for who, _ in parts)
+        if kind == 'cite:year':
+            return ', '.join(year or who for who, year in parts)
+        return '(' + '; '.join(f'{who}, {year}' if year else who for who, year in parts) + ')'
 
 
 class Converter:
     """Converts the Markdown cells of one notebook, numbering its equations and figures."""
 
-    def __init__(self, references: References, source_dir: Path, texts: list[str],
-                 framework: str | None = None):
+    def __init__(
+        self,
+        references: References,
+        source_dir: Path,
+        texts: list[str],
+        framework: str | None = None,
+    ):
         self.references = references
         self.source_dir = Path(source_dir)
         self.framework = framework
@@ -166,9 +186,9 @@ class Converter:
         figure_count = 0
         for text in texts:
             for found in walk_labels(text):
-                if found[0] == "equation":
+                if found[0] == 'equation':
                     self.equations.setdefault(found[1], len(self.equations) + 1)
-                elif found[0] == "figure":
+                elif found[0] == 'figure':
                     figure_count += 1
                     if found[1]:
                         self.figures.setdefault(found[1], figure_count)
@@ -183,120 +203,131 @@ class Converter:
 
     # blocks ---------------------------------------------------------------
     def _convert(self, text: str) -> str:
-        lines = text.split("\n")
+        lines = text.split('\n')
         out: list[str] = []
         position = 0
         for token in _parser().parse(text):
-            if token.level != 0 or not token.map or token.type.endswith("_close"):
+            if token.level != 0 or not token.map or token.type.endswith('_close'):
                 continue
             start, end = token.map
             if start < position:
                 continue
-            out.append(self._inline("\n".join(lines[position:start])))
-            out.append(self._block(token, "\n".join(lines[start:end])))
+            out.append(self._inline('\n'.join(lines[position:start])))
+            out.append(self._block(token, '\n'.join(lines[start:end])))
             position = end
-        out.append(self._inline("\n".join(lines[position:])))
-        joined = "\n".join(part for part in out if part is not None)
-        return re.sub(r"\n{3,}", "\n\n", joined).strip("\n")
+        out.append(self._inline('\n'.join(lines[position:])))
+        joined = '\n'.join(part for part in out if part is not None)
+        return re.sub(r'\n{3,}', '\n\n', joined).strip('\n')
 
     def _block(self, token, raw: str) -> str | None:
-        if token.type in ("myst_target", "myst_line_comment", "front_matter"):
+        if token.type in ('myst_target', 'myst_line_comment', 'front_matter'):
             return None
-        if token.type == "math_block_label":
+        if token.type == 'math_block_label':
             return self._equation(token.content.strip(), token.info)
-        if token.type in ("math_block", "amsmath"):
+        if token.type in ('math_block', 'amsmath'):
             return raw
-        if token.type in ("fence", "colon_fence"):
+        if token.type in ('fence', 'colon_fence'):
             directive = _directive(token)
             return self._directive(*directive, token.content) if directive else raw
         return self._inline(raw)
 
     def _equation(self, body: str, label: str | None) -> str:
         self._equation_count += 1
-        tag = f"\n\\tag{{{self._equation_count}}}" if label else ""
-        return f"$$\n{body}{tag}\n$$"
+        tag = f'\n\\tag{{{self._equation_count}}}' if label else ''
+        return f'$$\n{body}{tag}\n$$'
 
     def _directive(self, name: str, argument: str, content: str) -> str | None:
         options, body = _options_and_body(content)
         if name in DROPPED_DIRECTIVES:
             return None
-        if name == "container" and FRAMEWORK_ONLY.fullmatch(argument):
-            own = FRAMEWORK_ONLY.fullmatch(argument)["framework"] == self.framework
+        if name == 'container' and FRAMEWORK_ONLY.fullmatch(argument):
+            own = FRAMEWORK_ONLY.fullmatch(argument)['framework'] == self.framework
             return self._convert(body) if own or self.framework is None else None
-        if name == "figure":
+        if name == 'figure':
             return self._figure(argument, options, body)
-        if name == "image":
-            return self._image(options.get("alt", ""), argument)
-        if name == "math":
-            return self._equation(body, options.get("label"))
-        if name in ("code-block", "code", "sourcecode"):
-            return f"```{argument}\n{body}\n```"
+        if name == 'image':
+            return self._image(options.get('alt', ''), argument)
+        if name == 'math':
+            return self._equation(body, options.get('label'))
+        if name in ('code-block', 'code', 'sourcecode'):
+            return f'```{argument}\n{body}\n```'
         if name in ADMONITIONS:
-            if name == "admonition":
-                title = argument or "Note"
+            if name == 'admonition':
+                title = argument or 'Note'
             else:
-                title = "See also" if name == "seealso" else name.capitalize()
-                body = f"{argument}\n{body}".strip("\n") if argument else body
-            quoted = "\n".join(f"> {line}".rstrip() for line in self._convert(body).split("\n"))
-            return f"> **{self._inline(title)}**\n>\n{quoted}"
+                title = 'See also' if name == 'seealso' else name.capitalize()
+                body = f'{argument}\n{body}'.strip('\n') if argument else body
+            quoted = '\n'.join(f'> {line}'.rstrip() for line in self._convert(body).split('\n'))
+            return f'> **{self._inline(title)}**\n>\n{quoted}'
         converted = self._convert(body)
-        return f"**{self._inline(argument)}**\n\n{converted}" if argument else converted
+        return f'**{self._inline(argument)}**\n\n{converted}' if argument else converted
 
     def _figure(self, src: str, options: dict, body: str) -> str:
         self._figure_count += 1
-        caption, _, legend = self._convert(body).partition("\n\n")
-        caption = caption.replace("\n", " ").strip()
-        image = self._image(options.get("alt") or caption, src)
-        parts = [image, f"*Figure {self._figure_count}: {caption}*" if caption else "", legend]
-        return "\n\n".join(part for part in parts if part)
+        caption, _, legend = self._convert(body).partition('\n\n')
+        caption = caption.replace('\n', ' ').strip()
+        image = self._image(options.get('alt') or caption, src)
+        parts = [image, f'*Figure {self._figure_count}: {caption}*' if caption else '', legend]
+        return '\n\n'.join(part for part in parts if part)
 
-    def _image(self, alt: str, src: str, title: str = "") -> str:
+    def _image(self, alt: str, src: str, title: str = '') -> str:
         path = (self.source_dir / src).resolve()
         mime = IMAGE_TYPES.get(path.suffix.lower())
-        if "://" in src or src.startswith(("data:", "attachment:")) or not mime or not path.is_file():
-            return f"![{alt}]({src}{title})"
+        if (
+            '://' in src
+            or src.startswith(('data:', 'attachment:'))
+            or not mime
+            or not path.is_file()
+        ):
+            return f'![{alt}]({src}{title})'
         name = path.name
         while name in self._attachments and self._attachments[name] != {mime: self._encode(path)}:
-            name = f"x{name}"
+            name = f'x{name}'
         self._attachments[name] = {mime: self._encode(path)}
-        return f"![{alt}](attachment:{name}{title})"
+        return f'![{alt}](attachment:{name}{title})'
 
     @staticmethod
     def _encode(path: Path) -> str:
-        return base64.b64encode(path.read_bytes()).decode("ascii")
+        return base64.b64encode(path.read_bytes()).decode('ascii')
 
     # inline ---------------------------------------------------------------
     def _inline(self, text: str) -> str:
         return INLINE.sub(self._replace, text)
 
     def _replace(self, match: re.Match) -> str:
-        if match.group("code"):
+        if match.group('code'):
             return match.group(0)
-        if match.group("role"):
-            return self._role(match.group("role"), match.group("content"))
-        return self._image(match.group("alt"), match.group("src"), match.group("title") or "")
+        if match.group('role'):
+            return self._role(match.group('role'), match.group('content'))
+        return self._image(match.group('alt'), match.group('src'), match.group('title') or '')
 
     def _role(self, name: str, content: str) -> str:
-        if name.startswith("cite"):
+        if name.startswith('cite'):
             return self.references.cite(name, content)
         explicit = EXPLICIT_TARGET.match(content)
-        text, target = (explicit.group("text"), explicit.group("target")) if explicit else ("", content)
-        if name == "eq":
+        text, target = (
+            (explicit.group('text'), explicit.group('target')) if explicit else ('', content)
+        )
+        if name == 'eq':
             number = self.equations.get(target)
-            return text or (f"({number})" if number else f"({target})")
-        if name == "numref":
+            return text or (f'({number})' if number else f'({target})')
+        if name == 'numref':
             number = self.figures.get(target) or self.equations.get(target)
             title = self.references.titles.get(target, target)
             if text:
-                return text.replace("%s", str(number or "")).replace(
-                    "{number}", str(number or "")).replace("{name}", title).strip()
-            return f"Figure {number}" if target in self.figures else title
-        if name == "ref":
+                return (
+                    text.replace('%s', str(number or ''))
+                    .replace('{number}', str(number or ''))
+                    .replace('{name}', title)
+                    .strip()
+                )
+            return f'Figure {number}' if target in self.figures else title
+        if name == 'ref':
             return text or self.references.titles.get(target, target)
-        if name == "math":
-            return f"${content}$"
-        if name == "value":
-            reference = values.ROLE.fullmatch(f"{{value}}`{content}`")
+        if name == 'math':
+            return f'${content}$'
+        if name == 'value':
+            reference = values.ROLE.fullmatch(f'{{value}}`{content}`')
             if reference:
-                return values.placeholder(reference["name"], reference["spec"])
+                return values.placeholder(reference['name'], reference['spec'])
         return text or target

@@ -8,6 +8,7 @@ table-of-contents order: ``pytorch``-tagged ones go to d2l_mini/torch.py,
 ``jax``-tagged ones to d2l_mini/jax.py, untagged ones to both.  Everything after
 the marker line at the end of each module is replaced by those cells.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -17,8 +18,10 @@ from tools.paths import Layout
 from tools.source.sections import find_sections, in_toc_order, read_section
 from tools.steps import UsageError
 
-MARKER = "# ---- Below: code saved from the book by `python -m tools.save`; do not edit by hand. ----"
-SAVE = "#@save"
+MARKER = (
+    '# ---- Below: code saved from the book by `python -m tools save`; do not edit by hand. ----'
+)
+SAVE = '#@save'
 
 
 class MissingMarker(UsageError):
@@ -30,9 +33,9 @@ def saved_cells(layout: Layout, framework: str) -> list[tuple[str, str]]:
     found = []
     for rel in in_toc_order(layout, find_sections(layout)):
         for cell in read_section(layout, rel).cells_for(framework):
-            lines = cell.source.split("\n")
-            if cell.cell_type == "code" and lines[0].strip() == SAVE:
-                found.append((rel, "\n".join(lines[1:]).strip("\n")))
+            lines = cell.source.split('\n')
+            if cell.cell_type == 'code' and lines[0].strip() == SAVE:
+                found.append((rel, '\n'.join(lines[1:]).strip('\n')))
     return found
 
 
@@ -40,9 +43,9 @@ def module_text(current: str, path: Path, cells: list[tuple[str, str]]) -> str:
     """``current`` with everything after the marker line replaced by ``cells``."""
     head, found, _ = current.partition(MARKER)
     if not found:
-        raise MissingMarker(f"{path} has no marker line; its last line must be:\n{MARKER}")
-    blocks = [f"\n\n# Saved from book/{rel}.md\n{code}\n" for rel, code in cells]
-    return head + MARKER + "\n" + "".join(blocks)
+        raise MissingMarker(f'{path} has no marker line; its last line must be:\n{MARKER}')
+    blocks = [f'\n\n# Saved from book/{rel}.md\n{code}\n' for rel, code in cells]
+    return head + MARKER + '\n' + ''.join(blocks)
 
 
 def stale_modules(layout: Layout) -> dict[Path, str]:
@@ -50,7 +53,7 @@ def stale_modules(layout: Layout) -> dict[Path, str]:
     stale = {}
     for fw in TABLE:
         path = layout.library / fw.module
-        current = path.read_text(encoding="utf-8") if path.is_file() else ""
+        current = path.read_text(encoding='utf-8') if path.is_file() else ''
         wanted = module_text(current, path, saved_cells(layout, fw.name))
         if wanted != current:
             stale[path] = wanted

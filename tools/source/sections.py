@@ -8,6 +8,7 @@ Reading a section checks the authoring rules (check_rules): framework twins stan
 to each other in the table's order (PyTorch first) with nothing between them, the
 twins of a ``claim`` cell are claims too, and no cell is tagged with two frameworks.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -34,11 +35,11 @@ class SourceCell:
 
     @property
     def id(self) -> str:
-        return f"c{self.index:03d}"
+        return f'c{self.index:03d}'
 
     @property
     def tags(self) -> list[str]:
-        return list(self.metadata.get("tags", []))
+        return list(self.metadata.get('tags', []))
 
     @property
     def tagged_frameworks(self) -> tuple[str, ...]:
@@ -72,10 +73,10 @@ class Section:
 
 def front_matter(path: Path) -> dict:
     """The YAML front matter of a Markdown file ({} when it has none)."""
-    text = Path(path).read_text(encoding="utf-8")
-    if not text.startswith("---\n"):
+    text = Path(path).read_text(encoding='utf-8')
+    if not text.startswith('---\n'):
         return {}
-    end = text.find("\n---", 4)
+    end = text.find('\n---', 4)
     if end < 0:
         return {}
     data = yaml.safe_load(text[4:end])
@@ -84,18 +85,18 @@ def front_matter(path: Path) -> dict:
 
 def is_section(path: Path) -> bool:
     meta = front_matter(path)
-    return "jupytext" in meta and "kernelspec" in meta
+    return 'jupytext' in meta and 'kernelspec' in meta
 
 
 def book_pages(layout: Layout) -> dict[str, bool]:
     """``{name: is_section}`` of every Markdown page below the book folder, sorted by
     path (not in _static/, _templates/, img/ or hidden folders)."""
     pages = {}
-    for path in sorted(layout.book.rglob("*.md")):
+    for path in sorted(layout.book.rglob('*.md')):
         rel = path.relative_to(layout.book)
-        if any(part.startswith((".", "_")) for part in rel.parts) or rel.parts[0] == "img":
+        if any(part.startswith(('.', '_')) for part in rel.parts) or rel.parts[0] == 'img':
             continue
-        pages[rel.with_suffix("").as_posix()] = is_section(path)
+        pages[rel.with_suffix('').as_posix()] = is_section(path)
     return pages
 
 
@@ -107,11 +108,13 @@ def find_sections(layout: Layout) -> list[str]:
 def read_section(layout: Layout, rel: str) -> Section:
     path = layout.source(rel)
     if not path.is_file():
-        raise UsageError(f"section {rel!r}: no such file {path}")
-    notebook = jupytext.read(path, fmt="md:myst")
-    lines = source_lines(path.read_text(encoding="utf-8"))
-    cells = tuple(SourceCell(index, cell.cell_type, cell.source, dict(cell.metadata), lines[index])
-                  for index, cell in enumerate(notebook.cells))
+        raise UsageError(f'section {rel!r}: no such file {path}')
+    notebook = jupytext.read(path, fmt='md:myst')
+    lines = source_lines(path.read_text(encoding='utf-8'))
+    cells = tuple(
+        SourceCell(index, cell.cell_type, cell.source, dict(cell.metadata), lines[index])
+        for index, cell in enumerate(notebook.cells)
+    )
     check_rules(path, cells)
     return Section(rel, path, dict(notebook.metadata), cells)
 
@@ -120,10 +123,10 @@ def source_lines(text: str) -> list[int]:
     """The line (from 1) where each cell of a MyST notebook starts: its code-cell fence,
     or the first line of its prose."""
     cells = myst_to_notebook(text, add_source_map=True)
-    lines = text.split("\n")
+    lines = text.split('\n')
     found = []
-    for cell, start in zip(cells.cells, cells.metadata["source_map"]):
-        if cell.cell_type == "code":
+    for cell, start in zip(cells.cells, cells.metadata['source_map'], strict=True):
+        if cell.cell_type == 'code':
             found.append(start)  # jupytext gives the fence's line, counted from 1
         else:  # the 0-based start of the prose, blank lines included
             while start < len(lines) - 1 and not lines[start].strip():
@@ -134,27 +137,40 @@ def source_lines(text: str) -> list[int]:
 
 def check_rules(path: Path, cells: tuple[SourceCell, ...]) -> None:
     """AuthoringError at the first cell that breaks an authoring rule."""
+
     def broken(cell: SourceCell, rule: str) -> AuthoringError:
-        return AuthoringError(f"{path}:{cell.line}: cell {cell.index}: {rule}")
+        return AuthoringError(f'{path}:{cell.line}: cell {cell.index}: {rule}')
 
     for cell in cells:
         if len(cell.tagged_frameworks) > 1:
-            raise broken(cell, f"tagged {' and '.join(cell.tagged_frameworks)}; leave a cell "
-                               "untagged to run it in every framework")
+            raise broken(
+                cell,
+                f'tagged {" and ".join(cell.tagged_frameworks)}; leave a cell '
+                'untagged to run it in every framework',
+            )
     for group in twin_groups(cells):
         for position, cell in enumerate(group):
             wanted = FRAMEWORKS[position]
             if cell is None or cell.tagged_frameworks != (wanted,):
                 after = group[position - 1] if position else None
-                where = (f"right after the {after.tagged_frameworks[0]} cell at line {after.line}"
-                         if after else f"before the {cell.tagged_frameworks[0]} cell")
+                where = (
+                    f'right after the {after.tagged_frameworks[0]} cell at line {after.line}'
+                    if after
+                    else f'before the {cell.tagged_frameworks[0]} cell'
+                )
                 shown = next(c for c in group if c is not None)
-                raise broken(shown, f"needs its {wanted} twin {where}: twins stand next to each "
-                                    f"other, in the order {', '.join(FRAMEWORKS)}, with no prose between")
-        claims = ["claim" in cell.tags for cell in group]
+                raise broken(
+                    shown,
+                    f'needs its {wanted} twin {where}: twins stand next to each '
+                    f'other, in the order {", ".join(FRAMEWORKS)}, with no prose between',
+                )
+        claims = ['claim' in cell.tags for cell in group]
         if any(claims) and not all(claims):
-            raise broken(group[0], "a claim and its twins must all be tagged claim: every claim is "
-                                   "checked in every framework")
+            raise broken(
+                group[0],
+                'a claim and its twins must all be tagged claim: every claim is '
+                'checked in every framework',
+            )
 
 
 def twin_groups(cells: tuple[SourceCell, ...]) -> list[list[SourceCell | None]]:
@@ -163,7 +179,7 @@ def twin_groups(cells: tuple[SourceCell, ...]) -> list[list[SourceCell | None]]:
     groups: list[list[SourceCell | None]] = []
     current: list[SourceCell | None] = []
     for cell in cells:
-        tagged = cell.cell_type == "code" and cell.is_framework_cell
+        tagged = cell.cell_type == 'code' and cell.is_framework_cell
         starts_over = tagged and cell.tagged_frameworks[0] == FRAMEWORKS[0]
         if current and (not tagged or starts_over or len(current) == len(FRAMEWORKS)):
             groups.append(current + [None] * (len(FRAMEWORKS) - len(current)))
@@ -178,25 +194,25 @@ def twin_groups(cells: tuple[SourceCell, ...]) -> list[list[SourceCell | None]]:
 def section_name(layout: Layout, arg: str) -> str:
     """Turn a command-line argument (``book/x/y.md`` or ``x/y``) into a section name."""
     candidate = Path(arg)
-    if candidate.suffix != ".md":
-        candidate = candidate.with_suffix(".md")
+    if candidate.suffix != '.md':
+        candidate = candidate.with_suffix('.md')
     for path in (candidate, layout.book / candidate, layout.root / candidate):
         path = path.resolve()
         if path.is_file() and path.is_relative_to(layout.book):
             if not is_section(path):
                 raise UsageError(
-                    f"section {arg!r} is a plain page: its front matter has no "
+                    f'section {arg!r} is a plain page: its front matter has no '
                     "'jupytext:' and 'kernelspec:' blocks"
                 )
-            return path.relative_to(layout.book).with_suffix("").as_posix()
-    raise UsageError(f"section {arg!r}: expected a Markdown file below {layout.book}")
+            return path.relative_to(layout.book).with_suffix('').as_posix()
+    raise UsageError(f'section {arg!r}: expected a Markdown file below {layout.book}')
 
 
 def read_toc(layout: Layout) -> dict:
     """The parsed ``_toc.yml`` ({} when there is none)."""
     if not layout.toc.is_file():
         return {}
-    return yaml.safe_load(layout.toc.read_text(encoding="utf-8")) or {}
+    return yaml.safe_load(layout.toc.read_text(encoding='utf-8')) or {}
 
 
 def toc_files(toc: dict) -> list[str]:
@@ -206,9 +222,9 @@ def toc_files(toc: dict) -> list[str]:
 
     def visit(node: object) -> None:
         if isinstance(node, dict):
-            for key in ("root", "file"):
+            for key in ('root', 'file'):
                 if isinstance(node.get(key), str):
-                    files.append(str(Path(node[key]).with_suffix("")))
+                    files.append(str(Path(node[key]).with_suffix('')))
             for value in node.values():
                 if isinstance(value, (list, dict)):
                     visit(value)
@@ -223,9 +239,9 @@ def toc_files(toc: dict) -> list[str]:
 def in_toc_order(layout: Layout, names: list[str]) -> list[str]:
     """Sort section names as the table of contents lists them, the rest after."""
     order: dict[str, int] = {}
-    book_prefix = layout.book.relative_to(layout.root).as_posix() + "/"
+    book_prefix = layout.book.relative_to(layout.root).as_posix() + '/'
     for position, entry in enumerate(toc_files(read_toc(layout))):
-        entry = entry.removeprefix("./")
+        entry = entry.removeprefix('./')
         order.setdefault(entry.removeprefix(book_prefix), position)
     return sorted(names, key=lambda name: (order.get(name, len(order)), name))
 

@@ -12,6 +12,7 @@ sits in a ``{container} fw-only-pytorch`` (or ``fw-only-jax``) block.
 - merge: the page's prose shows both frameworks' values, each in a span that the
   framework tabs show or hide; the records themselves leave the outputs.
 """
+
 from __future__ import annotations
 
 import re
@@ -19,8 +20,10 @@ import re
 from d2l_mini.glue import MIME_TYPE
 from tools.steps import StepFailed
 
-ROLE = re.compile(r"\{value\}`(?P<name>[A-Za-z_]\w*)(?::(?P<spec>[^`]*))?`")
-PLACEHOLDER = re.compile(r'<span data-book-value="(?P<name>[A-Za-z_]\w*)(?::(?P<spec>[^"]*))?">[^<]*</span>')
+ROLE = re.compile(r'\{value\}`(?P<name>[A-Za-z_]\w*)(?::(?P<spec>[^`]*))?`')
+PLACEHOLDER = re.compile(
+    r'<span data-book-value="(?P<name>[A-Za-z_]\w*)(?::(?P<spec>[^"]*))?">[^<]*</span>'
+)
 
 
 class MissingValue(StepFailed):
@@ -28,7 +31,7 @@ class MissingValue(StepFailed):
 
 
 def is_record(output: dict) -> bool:
-    return output.get("output_type") == "display_data" and MIME_TYPE in output.get("data", {})
+    return output.get('output_type') == 'display_data' and MIME_TYPE in output.get('data', {})
 
 
 def without_records(outputs: list) -> list:
@@ -39,27 +42,30 @@ def recorded_values(notebook) -> dict:
     """``{name: value}`` of every ``d2l.glue`` call in an executed notebook."""
     values = {}
     for cell in notebook.cells:
-        for output in cell.get("outputs", []) if cell.cell_type == "code" else []:
+        for output in cell.get('outputs', []) if cell.cell_type == 'code' else []:
             if is_record(output):
-                record = output["data"][MIME_TYPE]
-                values[record["name"]] = record["value"]
+                record = output['data'][MIME_TYPE]
+                values[record['name']] = record['value']
     return values
 
 
 def formatted(values: dict, name: str, spec: str | None, where: str) -> str:
     if name not in values:
-        raise MissingValue(f"{where} quotes {{value}}`{name}`, but no cell recorded it: "
-                           f"call d2l.glue({name!r}, ...) in a code cell before the prose runs")
+        raise MissingValue(
+            f'{where} quotes {{value}}`{name}`, but no cell recorded it: '
+            f'call d2l.glue({name!r}, ...) in a code cell before the prose runs'
+        )
     try:
-        return format(values[name], spec or "")
+        return format(values[name], spec or '')
     except (TypeError, ValueError) as error:
-        raise MissingValue(f"{where}: format spec {spec!r} does not fit {name} = "
-                           f"{values[name]!r} ({error})") from None
+        raise MissingValue(
+            f'{where}: format spec {spec!r} does not fit {name} = {values[name]!r} ({error})'
+        ) from None
 
 
 def placeholder(name: str, spec: str | None) -> str:
     """What a value reference becomes in a notebook before it has run."""
-    key = f"{name}:{spec}" if spec else name
+    key = f'{name}:{spec}' if spec else name
     return f'<span data-book-value="{key}">[{name}]</span>'
 
 
@@ -70,12 +76,12 @@ def fill_notebook(notebook) -> None:
 
     def fill(match: re.Match) -> str:
         try:
-            return formatted(recorded, match["name"], match["spec"], "an executed notebook")
+            return formatted(recorded, match['name'], match['spec'], 'an executed notebook')
         except MissingValue:
             return match[0]
 
     for cell in notebook.cells:
-        if cell.cell_type == "markdown" and "data-book-value" in cell.source:
+        if cell.cell_type == 'markdown' and 'data-book-value' in cell.source:
             cell.source = PLACEHOLDER.sub(fill, cell.source)
 
 
@@ -85,9 +91,12 @@ def framework_spans(text: str, values: dict[str, dict], where: str) -> str:
     ``values`` maps each framework to its recorded values; frameworks.css shows the
     span of the selected framework (and, without JavaScript, all of them, labelled).
     """
+
     def spans(match: re.Match) -> str:
-        return "".join(
-            f"[{formatted(recorded, match['name'], match['spec'], f'{where} [{fw}]')}]"
-            f"{{.fw-value .fw-only-{fw}}}"
-            for fw, recorded in values.items())
+        return ''.join(
+            f'[{formatted(recorded, match["name"], match["spec"], f"{where} [{fw}]")}]'
+            f'{{.fw-value .fw-only-{fw}}}'
+            for fw, recorded in values.items()
+        )
+
     return ROLE.sub(spans, text)
