@@ -24,12 +24,13 @@ test: $(STAMP) $(NODE_STAMP)
 	$(PY) -m pytest
 
 # The edit loop: the linter and the formatter's check, then the tests that start no
-# Jupyter kernel, build nothing and open no browser (unit, parity, the pipeline's pieces).
+# Jupyter kernel, build nothing and open no browser (unit, parity, the pipeline's pieces),
+# in two processes (pytest-xdist), a test file per process at a time.
 LINTED := d2l_mini tools tests benchmarks
 test-fast: $(STAMP)
 	$(VENV)/bin/ruff check $(LINTED)
 	$(VENV)/bin/ruff format --check $(LINTED)
-	$(PY) -m pytest -m "not slow and not browser"
+	$(PY) -m pytest -m "not slow and not browser" --numprocesses 2 --dist loadfile
 
 bench: $(STAMP)
 	$(PY) -m benchmarks
