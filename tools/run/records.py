@@ -35,7 +35,12 @@ FIELDS = (
 )
 
 
-def environment(packages: tuple[str, ...], device: Callable[[], str | None] | None = None) -> dict:
+# The probe runs this function's source in the kernel, where Callable is not imported:
+# its annotation stays a string.
+def environment(
+    packages: tuple[str, ...],
+    device: 'Callable[[], str | None] | None' = None,  # noqa: UP037
+) -> dict:
     """Python, the versions of ``packages`` and the hardware, as this process sees them.
 
     The probe cell runs this function's own source in the kernel, with the framework's
