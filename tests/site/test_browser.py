@@ -10,29 +10,18 @@ Outside CI a machine without Chromium or axe-core skips these tests; in CI (CI s
 fails them.
 """
 
-import functools
-import http.server
 import os
 import re
-import threading
 import warnings
 from pathlib import Path
 
 import pytest
 
 from tests.site.book_site import REPO
+from tools.site.browser import CHROMIUM, CHROMIUM_ARGS, served
 
 pytestmark = [pytest.mark.slow, pytest.mark.browser]
 
-CHROMIUM = os.environ.get('BOOK_CHROMIUM', '/usr/bin/chromium')
-CHROMIUM_ARGS = [
-    '--no-sandbox',
-    '--disable-gpu',
-    '--disable-background-networking',
-    '--disable-component-update',
-    '--disable-sync',
-    '--no-first-run',
-]
 VIEWPORT = {'width': 1200, 'height': 800}
 AXE = REPO / 'node_modules' / 'axe-core' / 'axe.min.js'
 # WCAG 2.1 A and AA, and the best practices (among them `region`: all content in landmarks).
@@ -100,20 +89,10 @@ def browser():
         chromium.close()
 
 
-class QuietHandler(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, *args):
-        pass
-
-
 @pytest.fixture(scope='module')
 def server(site):
-    handler = functools.partial(QuietHandler, directory=str(site.html))
-    httpd = http.server.ThreadingHTTPServer(('127.0.0.1', 0), handler)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    yield f'http://127.0.0.1:{httpd.server_port}'
-    httpd.shutdown()
-    httpd.server_close()
+    with served(site.html) as base:
+        yield base
 
 
 class Session:

@@ -3,32 +3,15 @@
     python -m tools screenshot [--page how-to-use] [--out docs/screenshot.png]
 
 Serves the built HTML (_build/site/_build/html) on 127.0.0.1, opens the page in
-headless Chromium (/usr/bin/chromium, through Playwright) 1200 pixels wide, with the
+headless Chromium (tools/site/browser.py, through Playwright) 1200 pixels wide, with the
 first tab group that holds a figure (or the first one) at the bottom of the view, and
 saves the viewport as a PNG.
 """
 
-import functools
-import http.server
-import threading
 from pathlib import Path
 
+from tools.site.browser import CHROMIUM, CHROMIUM_ARGS, served
 from tools.steps import UsageError
-
-CHROMIUM = '/usr/bin/chromium'
-CHROMIUM_ARGS = [
-    '--no-sandbox',
-    '--disable-gpu',
-    '--disable-background-networking',
-    '--disable-component-update',
-    '--disable-sync',
-    '--no-first-run',
-]
-
-
-class QuietHandler(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, *args: object) -> None:
-        pass
 
 
 def screenshot(
@@ -50,11 +33,8 @@ def screenshot(
     html, out = Path(html), Path(out)
     if not (html / f'{page}.html').is_file():
         raise UsageError(f'page {page!r}: no {html / page}.html; build the book first (make book)')
-    handler = functools.partial(QuietHandler, directory=str(html))
-    httpd = http.server.ThreadingHTTPServer(('127.0.0.1', 0), handler)
-    threading.Thread(target=httpd.serve_forever, daemon=True).start()
-    url = f'http://127.0.0.1:{httpd.server_port}/{page}.html'
-    try:
+    with served(html) as base:
+        url = f'{base}/{page}.html'
         if browser is not None:
             shoot(browser, url, out, width, height)
         else:
@@ -64,9 +44,6 @@ def screenshot(
                 )
                 shoot(own, url, out, width, height)
                 own.close()
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
     return out
 
 

@@ -1,0 +1,42 @@
+"""The built HTML in a real browser: served from 127.0.0.1, shown in headless Chromium.
+
+Used by ``python -m tools screenshot`` and by the browser tests.
+"""
+
+import contextlib
+import functools
+import http.server
+import os
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+# Debian's chromium unless BOOK_CHROMIUM names another build.
+CHROMIUM = os.environ.get('BOOK_CHROMIUM', '/usr/bin/chromium')
+# No sandbox (containers lack it), no GPU, and none of the browser's own network traffic.
+CHROMIUM_ARGS = [
+    '--no-sandbox',
+    '--disable-gpu',
+    '--disable-background-networking',
+    '--disable-component-update',
+    '--disable-sync',
+    '--no-first-run',
+]
+
+
+class QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@contextlib.contextmanager
+def served(html: Path) -> Iterator[str]:
+    """Serve the folder ``html`` on a free port of 127.0.0.1; yields its base URL."""
+    handler = functools.partial(QuietHandler, directory=str(html))
+    httpd = http.server.ThreadingHTTPServer(('127.0.0.1', 0), handler)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    try:
+        yield f'http://127.0.0.1:{httpd.server_port}'
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
