@@ -55,7 +55,7 @@ def run_merge(args: argparse.Namespace, layout: Layout) -> None:
 
 
 def run_render(args: argparse.Namespace, layout: Layout) -> None:
-    render.render(layout, site=args.site, html=not args.no_html, force=args.force, progress=say)
+    render.render(layout, html=not args.no_html, force=args.force, progress=say)
 
 
 def run_build(args: argparse.Namespace, layout: Layout) -> None:
@@ -106,7 +106,7 @@ def run_publish(args: argparse.Namespace, layout: Layout) -> None:
 
 
 def run_screenshot(args: argparse.Namespace, layout: Layout) -> None:
-    out = args.out or layout.root / 'docs' / 'screenshot.png'
+    out = args.out or layout.screenshot
     say(f'wrote {screenshot.screenshot(args.html or layout.html, args.page, out)}')
 
 
@@ -152,7 +152,6 @@ def command_line() -> argparse.ArgumentParser:
         step('merge', run_merge, "merge each section's executed notebooks into its page")
     )
     sub = step('render', run_render, 'assemble the site and build its HTML with jupyter-book')
-    sub.add_argument('--site', type=Path, default=None, help='default: <build>/site')
     sub.add_argument('--no-html', action='store_true', help='assemble the site only')
     sub.add_argument(
         '--force', action='store_true', help='rebuild the HTML even if nothing changed'

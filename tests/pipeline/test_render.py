@@ -7,6 +7,7 @@ import yaml
 
 from tests.site import book_site
 from tests.site.book_site import REPO
+from tools.cli import main
 from tools.frameworks import TABLE
 from tools.paths import Layout
 from tools.run import records
@@ -111,6 +112,16 @@ def test_assemble_lays_out_the_site(tmp_path):
         'report.md',
     ):
         assert (site / name).is_file(), name
+
+
+def test_the_render_step_assembles_the_site_from_the_command_line(tmp_path, capsys):
+    layout = Layout(root=book_site.make_project(tmp_path / 'project'))
+    assert main(['render', '--no-html'], layout) == 0
+    assert (layout.site / 'demo/twins.ipynb').is_file()
+    assert 'site assembled' in capsys.readouterr().out
+    (layout.build / 'notebooks/jax/demo/more.ipynb').unlink()
+    assert main(['render', '--no-html'], layout) == 1
+    assert 'notebooks/jax/demo/more.ipynb' in capsys.readouterr().err
 
 
 def test_assemble_refuses_a_section_without_notebooks(tmp_path):
