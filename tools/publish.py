@@ -271,6 +271,8 @@ def publish(
     progress: Progress = print,
 ) -> dict[str, str]:
     """Check, write and (unless ``dry_run``) push; returns the site's and a Colab URL."""
+    if install_from is not None:
+        colab.check_repository(install_from, name='--install-from')
     repo = github_repository(layout)
     names = branches(layout)
     commit = check_clean(layout)

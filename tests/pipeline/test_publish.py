@@ -50,6 +50,14 @@ IDENTITY = {
 }
 
 
+def test_publish_checks_install_from_before_anything_else(project, capsys):
+    # The project is no git repository: publish must stop at the argument first.
+    assert main(['publish', '--install-from', 'x" && rm -rf ~ "'], project.layout) == 2
+    err = capsys.readouterr().err
+    assert '--install-from must be a git URL without spaces or quotes' in err
+    assert 'Traceback' not in err
+
+
 def git(cwd, *args):
     return subprocess.run(
         ['git', *args], cwd=cwd, check=True, capture_output=True, text=True

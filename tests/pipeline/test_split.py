@@ -201,6 +201,16 @@ def test_colab_cell_reads_the_minimum_versions_from_pyproject(project, monkeypat
         colab.install_source('pytorch', project.layout)
 
 
+def test_split_without_the_framework_extras_is_a_usage_error(project, capsys):
+    project.section('ch/a', '# A\n')
+    project.layout.pyproject.unlink()
+    assert main(['split'], project.layout) == 2
+    err = capsys.readouterr().err
+    assert err.startswith('python -m tools split: error: ')
+    assert 'pyproject.toml [project.optional-dependencies]' in err
+    assert 'Traceback' not in err
+
+
 def test_split_cell_names_no_commit_and_the_published_one_does(project, monkeypatch):
     assert '@' not in install_cells(project)['jax'].source.split('git+')[1]
     commit = '0123456789abcdef0123456789abcdef01234567'

@@ -25,6 +25,7 @@ from packaging.requirements import InvalidRequirement, Requirement
 
 from tools.frameworks import framework as framework_row
 from tools.paths import Layout
+from tools.steps import UsageError
 
 CELL_ID = 'install'
 DEFAULT_REPOSITORY = 'https://github.com/d2l-mini/transformer-block-book'
@@ -91,7 +92,7 @@ def minimum_versions(framework: str, layout: Layout) -> dict[str, str]:
         project = tomllib.loads(layout.pyproject.read_text(encoding='utf-8'))['project']
         entries = project['optional-dependencies'][extra]
     except (OSError, KeyError, tomllib.TOMLDecodeError) as error:
-        raise ValueError(
+        raise UsageError(
             f"{where}: cannot read the framework's packages ({error!r}); "
             f'list them there with lower bounds, e.g. {extra} = ["{extra}>=1.0"]'
         ) from None
@@ -100,15 +101,21 @@ def minimum_versions(framework: str, layout: Layout) -> dict[str, str]:
         try:
             requirement = Requirement(entry)
         except InvalidRequirement as error:
-            raise ValueError(f'{where}: {entry!r} is not a requirement: {error}') from None
+            raise UsageError(f'{where}: {entry!r} is not a requirement: {error}') from None
         lower = [spec.version for spec in requirement.specifier if spec.operator == '>=']
         if len(lower) != 1:
-            raise ValueError(
+            raise UsageError(
                 f'{where}: {entry!r} needs one lower bound (name>=version), '
                 "the oldest version the book's code runs with"
             )
         minimums[requirement.name.lower()] = lower[0]
     return minimums
+
+
+def check_repository(repository: str, name: str = 'repository') -> None:
+    """UsageError unless ``repository`` can go into the install cell's pip command."""
+    if not re.fullmatch(r"[^\s\"']+", repository):
+        raise UsageError(f'{name} must be a git URL without spaces or quotes, got {repository!r}')
 
 
 def install_source(
@@ -123,14 +130,12 @@ def install_source(
     minimum = minimum_versions(framework, layout)
     pins = pinned_versions(layout)
     pinned = {name: pins.get(name, version) for name, version in minimum.items()}
-    if repository is not None and not re.fullmatch(r"[^\s\"']+", repository):
-        raise ValueError(
-            f'repository must be a git URL without spaces or quotes, got {repository!r}'
-        )
+    if repository is not None:
+        check_repository(repository)
     source = (repository or repository_url(layout)).rstrip('/')
     if commit is not None:
         if not re.fullmatch(r'[0-9a-f]{40}', commit):
-            raise ValueError(
+            raise UsageError(
                 f'commit must be a full 40-digit hexadecimal commit id, got {commit!r}'
             )
         source = f'{source}@{commit}'
