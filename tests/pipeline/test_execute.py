@@ -5,10 +5,14 @@ importing torch or jax.
 """
 
 import json
+import os
+import subprocess
+import sys
 
 import nbformat
 import pytest
 
+import d2l_mini
 from tools.cli import main
 from tools.frameworks import FRAMEWORKS
 from tools.run import execute as execute_module
@@ -183,6 +187,27 @@ def test_a_code_edit_reexecutes_only_that_notebook(two_sections):
     assert (
         next(c for c in notebook.cells if c.source == 'print(a * 10)').outputs[0]['text'] == '30\n'
     )
+
+
+def test_a_bad_full_protocol_value_stops_only_the_steps_that_hash(project, monkeypatch, capsys):
+    bad = {'D2L_MINI_FULL_PROTOCOL': 'maybe'}
+    helped = subprocess.run(
+        [sys.executable, '-m', 'tools', '--help'],
+        env={**os.environ, **bad},
+        capture_output=True,
+        text=True,
+    )
+    assert helped.returncode == 0, helped.stderr
+    assert 'split' in helped.stdout
+    # Import d2l_mini.settings afresh, as a new process would, with the bad value.
+    monkeypatch.setenv('D2L_MINI_FULL_PROTOCOL', 'maybe')
+    monkeypatch.delitem(sys.modules, 'd2l_mini.settings', raising=False)
+    monkeypatch.delattr(d2l_mini, 'settings', raising=False)
+    project.section('ch/a', '# A\n', project.code('x = 1'))
+    assert main(['execute', 'book/ch/a.md'], project.layout) == 2
+    err = capsys.readouterr().err
+    assert err.startswith('python -m tools execute: error: D2L_MINI_FULL_PROTOCOL=')
+    assert 'Traceback' not in err
 
 
 def test_the_hash_covers_code_library_and_pins_but_not_prose(project, monkeypatch):

@@ -16,10 +16,10 @@ from importlib import metadata
 
 import nbformat
 
-from d2l_mini import settings
 from tools.frameworks import TABLE
 from tools.paths import Layout
 from tools.source.colab import CELL_ID as INSTALL_CELL_ID
+from tools.steps import UsageError
 
 # Bump when execution or output cleaning changes in a way that alters outputs.
 CACHE_VERSION = '1'
@@ -47,6 +47,17 @@ def hashed_code_cells(notebook: nbformat.NotebookNode) -> list:
     ]
 
 
+def full_protocol() -> bool:
+    """The full-protocol switch of d2l_mini.settings, which reads it from the environment
+    when first imported (here, and not with this module, so that a bad value stops only
+    the steps that hash notebooks)."""
+    try:
+        from d2l_mini import settings
+    except ValueError as error:
+        raise UsageError(str(error)) from None
+    return settings.FULL_PROTOCOL
+
+
 def notebook_hash(notebook: nbformat.NotebookNode, layout: Layout) -> str:
     digest = hashlib.sha256(f'cache-version {CACHE_VERSION}\n'.encode())
     for cell in hashed_code_cells(notebook):
@@ -61,7 +72,7 @@ def notebook_hash(notebook: nbformat.NotebookNode, layout: Layout) -> str:
     if layout.requirements.is_file():
         digest.update(b'requirements\n' + layout.requirements.read_bytes())
     digest.update(f'installed\n{installed_builds()}\n'.encode())
-    digest.update(f'full-protocol {settings.FULL_PROTOCOL}\n'.encode())
+    digest.update(f'full-protocol {full_protocol()}\n'.encode())
     return digest.hexdigest()
 
 
