@@ -12,19 +12,19 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
+from tools.frameworks import TABLE
 from tools.paths import Layout
-from tools.run.execute import ExecutionFailed, NotUpToDate, execute, use_executed
-from tools.site.merge import NotExecuted, merge_all
-from tools.site.render import RenderError, render
+from tools.run.execute import execute, use_executed
+from tools.site.merge import merge_all
+from tools.site.render import render
 from tools.source import save
 from tools.source.sections import find_sections
 from tools.source.split import split_all
-from tools.source.values import MissingValue
 from tools.steps import Progress, StepFailed
 
 
 class BuildFailed(StepFailed):
-    pass
+    """d2l_mini is out of date with the book; each later step raises its own StepFailed."""
 
 
 def prune(layout: Layout, names: list[str]) -> list[Path]:
@@ -42,16 +42,14 @@ def prune(layout: Layout, names: list[str]) -> list[Path]:
 def build(
     layout: Layout, progress: Progress = print, render_html: bool = True, run_kernels: bool = True
 ) -> None:
+    """Run the steps in order; the first that fails raises its StepFailed (or UsageError)."""
     started = time.monotonic()
 
     def step(title: str) -> None:
         progress(f'\n== {title} ({time.monotonic() - started:.0f} s)')
 
     step("checking that d2l_mini is up to date with the book's #@save cells")
-    try:
-        stale = save.stale_modules(layout)
-    except save.MissingMarker as error:
-        raise BuildFailed(str(error)) from None
+    stale = save.stale_modules(layout)
     if stale:
         names = ', '.join(str(p.relative_to(layout.root)) for p in stale)
         raise BuildFailed(
@@ -59,33 +57,22 @@ def build(
             '(python -m tools save), then build again'
         )
     names = find_sections(layout)
-    step(f'splitting {len(names)} section(s) into PyTorch and JAX notebooks')
+    labels = ' and '.join(fw.label for fw in TABLE)
+    step(f'splitting {len(names)} section(s) into {labels} notebooks')
     split_all(names, layout)
     for path in prune(layout, names):
         progress(f'removed {path} (its section is gone)')
     if run_kernels:
         step('executing notebooks')
-        try:
-            execute(names, layout, split=False, progress=progress)
-        except ExecutionFailed as error:
-            raise BuildFailed(f'notebook execution failed:\n{error}') from None
+        execute(names, layout, split=False, progress=progress)
     else:
         step('checking the executed notebooks (executing nothing)')
-        try:
-            use_executed(names, layout, progress=progress)
-        except NotUpToDate as error:
-            raise BuildFailed(str(error)) from None
+        use_executed(names, layout, progress=progress)
     step("merging the frameworks' notebooks")
-    try:
-        merge_all(names, layout)
-    except (NotExecuted, MissingValue) as error:
-        raise BuildFailed(str(error)) from None
+    merge_all(names, layout)
     if render_html:
         step('rendering the HTML')
-        try:
-            html = render(layout, progress=progress)
-        except RenderError as error:
-            raise BuildFailed(f'rendering the HTML failed: {error}') from None
+        html = render(layout, progress=progress)
         progress(f'\nbook built in {time.monotonic() - started:.0f} s; open {html / "index.html"}')
     else:
         progress(f'\nnotebooks built in {time.monotonic() - started:.0f} s (HTML not rendered)')

@@ -13,11 +13,12 @@ def executed_book() -> Layout:
     changed (every notebook cached).  A failing notebook fails every test that uses
     the fixture, with the framework, notebook, cell and traceback.
     """
-    from tools.build import BuildFailed, build
+    from tools.build import build
+    from tools.steps import StepFailed, UsageError
 
     layout = Layout()
     try:
         build(layout, progress=lambda line: None, render_html=False)
-    except BuildFailed as error:
+    except (StepFailed, UsageError) as error:
         pytest.fail(f'building the book failed:\n{error}', pytrace=False)
     return layout

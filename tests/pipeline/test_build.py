@@ -5,6 +5,7 @@ import json
 import pytest
 
 from tools.build import BuildFailed, build
+from tools.cli import main
 from tools.site.render import inputs_hash
 from tools.source import save
 
@@ -19,6 +20,16 @@ def test_a_stale_library_stops_the_build_before_any_notebook_runs(project):
     project.section('ch/a', project.code('#@save\ndef helper():\n    return 1'))
     with pytest.raises(BuildFailed, match='make save'):
         build(project.layout, progress=lambda line: None, render_html=False)
+    assert not project.layout.notebook('pytorch', 'ch/a').exists()
+
+
+def test_a_library_without_its_marker_stops_the_build_as_a_usage_error(project, capsys):
+    with_library(project)
+    (project.layout.library / 'jax.py').write_text('"""jax.py"""\n')
+    project.section('ch/a', project.code('x = 1'))
+    assert main(['build', '--no-render'], project.layout) == 2
+    err = capsys.readouterr().err
+    assert 'jax.py has no marker line' in err
     assert not project.layout.notebook('pytorch', 'ch/a').exists()
 
 

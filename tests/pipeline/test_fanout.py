@@ -9,12 +9,12 @@ import json
 
 import pytest
 
-from tools.build import BuildFailed, build
+from tools.build import build
 from tools.cli import main
 from tools.frameworks import FRAMEWORKS
 from tools.run import execute as execute_module
 from tools.run import records
-from tools.run.execute import execute, use_executed
+from tools.run.execute import NotUpToDate, execute, use_executed
 from tools.source import save
 
 
@@ -86,7 +86,7 @@ def test_without_executing_missing_notebooks_fail_the_build_by_name(one_section,
     layout = one_section.layout
     execute(['ch/a'], layout, jobs=1, progress=quiet, frameworks=('pytorch',))
     no_kernels(monkeypatch)
-    with pytest.raises(BuildFailed) as failure:
+    with pytest.raises(NotUpToDate) as failure:
         build(layout, progress=quiet, render_html=False, run_kernels=False)
     message = str(failure.value)
     assert '[jax] ch/a' in message and 'missing' in message and '[pytorch]' not in message
@@ -106,7 +106,7 @@ def test_without_executing_stale_notebooks_fail_the_build_by_name(one_section, m
         one_section.code('print(a)'),
     )
     no_kernels(monkeypatch)
-    with pytest.raises(BuildFailed, match=r'\[pytorch\] ch/a: .* is stale'):
+    with pytest.raises(NotUpToDate, match=r'\[pytorch\] ch/a: .* is stale'):
         build(layout, progress=quiet, render_html=False, run_kernels=False)
 
 
