@@ -9,7 +9,13 @@ from IPython.core.inputtransformer2 import TransformerManager
 from tools.cli import main
 from tools.paths import Layout
 from tools.source import colab
-from tools.source.sections import AuthoringError, find_sections, read_section, section_name
+from tools.source.sections import (
+    AuthoringError,
+    find_sections,
+    in_toc_order,
+    read_section,
+    section_name,
+)
 from tools.source.split import split_section
 
 BIB = """@article{vaswani2017attention,
@@ -280,6 +286,14 @@ def test_sections_are_pages_with_notebook_front_matter(project):
     assert main(['split'], project.layout) == 0
     assert project.layout.notebook('jax', 'ch/a').is_file()
     assert not project.layout.notebook('jax', 'ch/index').exists()
+
+
+def test_a_book_outside_the_project_is_ordered_by_the_toc(project, tmp_path):
+    project.layout = Layout(project.root, book=tmp_path / 'elsewhere')
+    for rel in ('ch/a', 'ch/b'):
+        project.section(rel, f'# {rel}\n')
+    project.layout.toc.write_text('root: index\nchapters:\n- file: ch/b\n- file: ch/a\n')
+    assert in_toc_order(project.layout, ['ch/a', 'ch/b']) == ['ch/b', 'ch/a']
 
 
 def test_a_cell_tagged_with_both_frameworks_is_rejected(project):

@@ -239,7 +239,10 @@ def toc_files(toc: dict) -> list[str]:
 def in_toc_order(layout: Layout, names: list[str]) -> list[str]:
     """Sort section names as the table of contents lists them, the rest after."""
     order: dict[str, int] = {}
-    book_prefix = layout.book.relative_to(layout.root).as_posix() + '/'
+    # The toc may name pages from the root (book/ch/a) when the book is inside it.
+    book_prefix = ''
+    if layout.book.is_relative_to(layout.root):
+        book_prefix = layout.book.relative_to(layout.root).as_posix() + '/'
     for position, entry in enumerate(toc_files(read_toc(layout))):
         entry = entry.removeprefix('./')
         order.setdefault(entry.removeprefix(book_prefix), position)
