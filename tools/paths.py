@@ -63,8 +63,21 @@ class Layout:
         return self.build / 'site'
 
     @property
+    def site_build(self) -> Path:
+        """What jupyter-book writes inside the site (kept between renders)."""
+        return self.site / '_build'
+
+    @property
     def html(self) -> Path:
-        return self.site / '_build' / 'html'
+        return self.site_build / 'html'
+
+    @property
+    def downloads(self) -> Path:
+        """The site's copies of the split notebooks, ``<framework>/<page>.ipynb``: each
+        page links to them (tools/site/render_ext.py serves them from html_extra_path)."""
+        from tools.site.render_ext import NOTEBOOKS_DIR  # Sphinx's; only this needs it
+
+        return self.site / '_extra' / NOTEBOOKS_DIR
 
     @property
     def render_stamp(self) -> Path:

@@ -89,8 +89,8 @@ def test_assemble_lays_out_the_site(tmp_path):
     root = book_site.make_project(tmp_path / 'project')
     layout = Layout(root=root)
     notices = []
-    sections = render.assemble(layout, tmp_path / 'site', progress=notices.append)
-    site = tmp_path / 'site'
+    sections = render.assemble(layout, progress=notices.append)
+    site = layout.site
     assert sections == ['demo/twins', 'demo/more']
     assert any('demo/not-written-yet' in n for n in notices)
     assert 'demo/not-written-yet' not in (site / '_toc.yml').read_text()
@@ -128,7 +128,7 @@ def test_assemble_refuses_a_section_without_notebooks(tmp_path):
     root = book_site.make_project(tmp_path / 'project')
     (root / '_build/notebooks/jax/demo/more.ipynb').unlink()
     with pytest.raises(render.RenderError, match=r'notebooks/jax/demo/more\.ipynb'):
-        render.assemble(Layout(root=root), tmp_path / 'site', progress=lambda n: None)
+        render.assemble(Layout(root=root), progress=lambda n: None)
 
 
 def test_report_lists_the_book_s_notebooks_and_marks_missing_runs():
@@ -195,11 +195,11 @@ def test_inputs_hash_follows_every_input(tmp_path):
     root = book_site.make_project(tmp_path / 'project')
     layout = Layout(root=root)
     first = render.inputs_hash(layout)
-    render.assemble(layout, layout.site, progress=lambda n: None)
+    render.assemble(layout, progress=lambda n: None)
     layout.html.mkdir(parents=True)
     (layout.html / 'index.html').write_text('built output does not count')
     assert render.inputs_hash(layout) == first
-    render.assemble(layout, layout.site, progress=lambda n: None)
+    render.assemble(layout, progress=lambda n: None)
     assert (layout.html / 'index.html').is_file(), 'assembling keeps the last HTML'
     (root / 'book/demo/index.md').write_text('# The demo chapter\n\nEdited.\n')
     assert render.inputs_hash(layout) != first
@@ -207,7 +207,7 @@ def test_inputs_hash_follows_every_input(tmp_path):
 
 def test_the_site_configuration_carries_the_framework_table(tmp_path):
     layout = Layout(root=book_site.make_project(tmp_path / 'project'))
-    render.assemble(layout, layout.site, progress=lambda n: None)
+    render.assemble(layout, progress=lambda n: None)
     config = yaml.safe_load((layout.site / '_config.yml').read_text())
     assert config['sphinx']['config']['book_frameworks'] == [
         {'name': fw.name, 'label': fw.label} for fw in TABLE

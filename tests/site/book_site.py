@@ -227,9 +227,9 @@ def real_site():
         try:
             layout = Layout()
             build(layout)
-            site = layout.build / 'site'
+            site = layout.site
             _real['site'] = Site(
-                site / '_build' / 'html', site, site_sections(layout, site), layout.build, True
+                layout.html, site, site_sections(layout, site), layout.build, True
             )
         except Exception as error:
             _real['site'] = error
@@ -247,7 +247,7 @@ def demo_site():
     root = make_project(tempfile.mkdtemp(prefix='book-site-'))
     layout = Layout(root=root)
     html = render(layout, quiet=True, progress=lambda message: None)
-    site = layout.build / 'site'
+    site = layout.site
     return Site(html, site, site_sections(layout, site), layout.build, False)
 
 

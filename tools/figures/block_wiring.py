@@ -6,44 +6,26 @@ The SVG is written as plain text, element by element, so re-running the script
 gives a byte-identical file.
 """
 
-from pathlib import Path
+from tools.paths import Layout
+from tools.svg import NORM, SUBLAYER, Colours, arrow, box, document, dot, line, plus, text, write
 
-from tools.svg import arrow, document, fmt, line, text, write
-
-OUT = Path(__file__).resolve().parents[2] / 'book' / 'img' / 'block-wiring.svg'
+OUT = Layout().book / 'img' / 'block-wiring.svg'
 
 WIDTH, HEIGHT = 640, 570
 BOX_W, BOX_H = 124, 34
 NORM_W, NORM_H = 84, 26
-FILL = {
-    'attn': ('#dbe8f6', '#3b6ea5'),
-    'ffn': ('#e1f0d8', '#4d8a38'),
-    'norm': ('#fcebcf', '#bf7a10'),
-}
+FILL: dict[str, Colours] = {'attn': SUBLAYER, 'ffn': ('#e1f0d8', '#4d8a38'), 'norm': NORM}
 
 
-def box(cx, cy, label, kind, w=BOX_W, h=BOX_H):
-    fill, stroke = FILL[kind]
-    return (
-        f'<rect x="{fmt(cx - w / 2)}" y="{fmt(cy - h / 2)}" width="{fmt(w)}" '
-        f'height="{fmt(h)}" rx="6" fill="{fill}" stroke="{stroke}"/>'
-        f'<text x="{fmt(cx)}" y="{fmt(cy + 4.5)}">{label}</text>'
-    )
+def block(cx: float, cy: float, label: str, kind: str) -> str:
+    """A box of ``kind`` ('attn', 'ffn' or 'norm'); norms are the smaller ones."""
+    size = (NORM_W, NORM_H) if kind == 'norm' else (BOX_W, BOX_H)
+    return box(cx, cy, label, FILL[kind], size, rx=6)
 
 
-def plus(cx, cy, r=9):
-    return (
-        f'<circle cx="{fmt(cx)}" cy="{fmt(cy)}" r="{r}" class="add"/>'
-        f'<path class="wire" d="M{fmt(cx - 5)},{fmt(cy)}h10M{fmt(cx)},'
-        f'{fmt(cy - 5)}v10"/>'
-    )
-
-
-def dot(cx, cy):
-    return f'<circle cx="{fmt(cx)}" cy="{fmt(cy)}" r="3" class="fork"/>'
-
-
-def sublayer(sx, fork_y, join_y, branch):
+def sublayer(
+    sx: float, fork_y: float, join_y: float, branch: list[tuple[str, str, float]]
+) -> list[str]:
     """A branch that leaves the stream at ``fork_y``, passes the boxes of
     ``branch`` (bottom to top, (label, kind, centre_y)) and adds back at
     ``join_y``; returns the SVG elements."""
@@ -52,16 +34,15 @@ def sublayer(sx, fork_y, join_y, branch):
     y = fork_y
     for label, kind, cy in branch:
         h = NORM_H if kind == 'norm' else BOX_H
-        w = NORM_W if kind == 'norm' else BOX_W
         parts.append(arrow([(bx, y), (bx, cy + h / 2)]))
-        parts.append(box(bx, cy, label, kind, w, h))
+        parts.append(block(bx, cy, label, kind))
         y = cy - h / 2
     parts.append(arrow([(bx, y), (bx, join_y), (sx + 10, join_y)]))
-    parts.append(plus(sx, join_y))
+    parts.append(''.join(plus(sx, join_y)))
     return parts
 
 
-def post_ln(sx):
+def post_ln(sx: float) -> list[str]:
     parts = [
         text(sx + 50, 30, 'Post-LN (2017)', 'title'),
         text(sx, 556, 'x', 'var'),
@@ -71,21 +52,21 @@ def post_ln(sx):
     parts += [
         arrow([(sx, 500), (sx, 370)]),
         arrow([(sx, 351), (sx, 333)]),
-        box(sx, 320, 'Norm', 'norm', NORM_W, NORM_H),
+        block(sx, 320, 'Norm', 'norm'),
     ]
     parts += sublayer(sx, 280, 150, [('FFN', 'ffn', 212)])
     parts += [
         line([(sx, 307), (sx, 280)]),
         arrow([(sx, 280), (sx, 160)]),
         arrow([(sx, 141), (sx, 123)]),
-        box(sx, 110, 'Norm', 'norm', NORM_W, NORM_H),
+        block(sx, 110, 'Norm', 'norm'),
         arrow([(sx, 97), (sx, 62)]),
         text(sx, 54, 'y', 'var'),
     ]
     return parts
 
 
-def pre_ln(sx):
+def pre_ln(sx: float) -> list[str]:
     parts = [
         text(sx + 50, 30, 'Pre-LN (modern)', 'title'),
         text(sx, 556, 'x', 'var'),
@@ -103,7 +84,7 @@ def pre_ln(sx):
     return parts
 
 
-def svg():
+def svg() -> str:
     style = (
         '.wire{fill:none;stroke:#333;stroke-width:1.6}'
         '.add{fill:#fff;stroke:#333;stroke-width:1.6}'
@@ -124,7 +105,7 @@ def svg():
     return document(WIDTH, HEIGHT, 'Transformer block: post-LN and pre-LN wiring', style, body)
 
 
-def main():
+def main() -> None:
     write(OUT, svg())
 
 

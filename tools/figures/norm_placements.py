@@ -8,20 +8,15 @@ The SVG is written as plain text, element by element, so re-running the script
 gives a byte-identical file.
 """
 
-from pathlib import Path
+from tools.paths import Layout
+from tools.svg import NORM, SUBLAYER, Colours, arrow, box, document, dot, line, plus, text, write
 
-from tools.svg import arrow, document, fmt, line, text, write
-
-OUT = Path(__file__).resolve().parents[2] / 'book' / 'img' / 'norm-placements.svg'
+OUT = Layout().book / 'img' / 'norm-placements.svg'
 
 PANEL_W, WIDTH, HEIGHT = 180, 730, 400
 BOX_W, BOX_H = 70, 28
 NORM_W, NORM_H = 64, 24
-FILL = {
-    'F': ('#dbe8f6', '#3b6ea5'),
-    'norm': ('#fcebcf', '#bf7a10'),
-    'stream-norm': ('#f8d4cf', '#b23a2a'),
-}
+FILL: dict[str, Colours] = {'F': SUBLAYER, 'norm': NORM, 'stream-norm': ('#f8d4cf', '#b23a2a')}
 FORK_Y, JOIN_Y = 310, 130
 
 # (title, subtitle, boxes on the branch from bottom to top, norm on the stream?,
@@ -34,26 +29,23 @@ PANELS = [
 ]
 
 
-def box(cx, cy, kind):
-    w, h = (BOX_W, BOX_H) if kind == 'F' else (NORM_W, NORM_H)
-    fill, stroke = FILL[kind]
-    label = 'F' if kind == 'F' else 'Norm'
-    cls = ' class="var"' if kind == 'F' else ''
-    return (
-        f'<rect x="{fmt(cx - w / 2)}" y="{fmt(cy - h / 2)}" width="{w}" '
-        f'height="{h}" rx="5" fill="{fill}" stroke="{stroke}"/>'
-        f'<text x="{fmt(cx)}" y="{fmt(cy + 4.5)}"{cls}>{label}</text>'
-    )
+def block(cx: float, cy: float, kind: str) -> str:
+    """The sublayer F (kind 'F') or a Norm box ('norm', 'stream-norm')."""
+    if kind == 'F':
+        return box(cx, cy, 'F', FILL[kind], (BOX_W, BOX_H), rx=5, label_class='var')
+    return box(cx, cy, 'Norm', FILL[kind], (NORM_W, NORM_H), rx=5)
 
 
-def panel(x0, title, subtitle, branch, stream_norm, formula):
+def panel(
+    x0: float, title: str, subtitle: str, branch: list[str], stream_norm: bool, formula: str
+) -> list[str]:
     sx, bx = x0 + 45, x0 + 112
     parts = [
         text(x0 + PANEL_W / 2, 22, title, 'title'),
         text(x0 + PANEL_W / 2, 40, subtitle, 'note'),
         text(sx, 372, 'x', 'var'),
         arrow([(sx, 358), (sx, FORK_Y + 3)]),
-        f'<circle cx="{sx}" cy="{FORK_Y}" r="3" class="fork"/>',
+        dot(sx, FORK_Y),
         line([(sx, FORK_Y), (bx, FORK_Y)]),
         arrow([(sx, FORK_Y), (sx, JOIN_Y + 10)]),
     ]
@@ -63,17 +55,16 @@ def panel(x0, title, subtitle, branch, stream_norm, formula):
     for i, kind in enumerate(branch, start=1):
         cy = FORK_Y - i * step
         h = BOX_H if kind == 'F' else NORM_H
-        parts += [arrow([(bx, y), (bx, cy + h / 2)]), box(bx, cy, kind)]
+        parts += [arrow([(bx, y), (bx, cy + h / 2)]), block(bx, cy, kind)]
         y = cy - h / 2
     parts += [
         arrow([(bx, y), (bx, JOIN_Y), (sx + 10, JOIN_Y)]),
-        f'<circle cx="{sx}" cy="{JOIN_Y}" r="9" class="add"/>',
-        f'<path class="wire" d="M{sx - 5},{JOIN_Y}h10M{sx},{JOIN_Y - 5}v10"/>',
+        *plus(sx, JOIN_Y),
     ]
     if stream_norm:
         parts += [
             arrow([(sx, JOIN_Y - 9), (sx, 104)]),
-            box(sx, 92, 'stream-norm'),
+            block(sx, 92, 'stream-norm'),
             arrow([(sx, 80), (sx, 62)]),
         ]
     else:
@@ -82,7 +73,7 @@ def panel(x0, title, subtitle, branch, stream_norm, formula):
     return parts
 
 
-def svg():
+def svg() -> str:
     style = (
         '.wire{fill:none;stroke:#333;stroke-width:1.5}'
         '.add{fill:#fff;stroke:#333;stroke-width:1.5}'
@@ -108,7 +99,7 @@ def svg():
     )
 
 
-def main():
+def main() -> None:
     write(OUT, svg())
 
 

@@ -109,9 +109,9 @@ def site_toc(layout: Layout, progress: Progress = print) -> tuple[dict, list[str
     return toc, [rel for rel in toc_files(toc) if pages.get(rel)]
 
 
-def assemble(layout: Layout, site: Path, progress: Progress = print) -> list[str]:
-    """Lay out `site` for jupyter-book; returns the toc files that are sections."""
-    book, site = layout.book, Path(site)
+def assemble(layout: Layout, progress: Progress = print) -> list[str]:
+    """Lay out the layout's site for jupyter-book; returns the toc files that are sections."""
+    book, site = layout.book, layout.site
     pages = book_pages(layout)
     toc, sections = site_toc(layout, progress)
     needed = [layout.merged(rel) for rel in sections]
@@ -126,7 +126,7 @@ def assemble(layout: Layout, site: Path, progress: Progress = print) -> list[str
     # Start from an empty site, keeping only the HTML of the last build (see render()).
     if site.exists():
         for path in site.iterdir():
-            if path.name != '_build':
+            if path != layout.site_build:
                 shutil.rmtree(path) if path.is_dir() and not path.is_symlink() else path.unlink()
     site.mkdir(parents=True, exist_ok=True)
     (site / '_config.yml').write_text(site_config(layout), encoding='utf-8')
@@ -147,7 +147,7 @@ def assemble(layout: Layout, site: Path, progress: Progress = print) -> list[str
         elif rel in sections:
             shutil.copy2(layout.merged(rel), target)
 
-    downloads = site / '_extra' / 'notebooks'
+    downloads = layout.downloads
     downloads.mkdir(parents=True)
     for rel in sections:
         for fw in FRAMEWORKS:
@@ -237,12 +237,12 @@ def render(
     start = time.perf_counter()
     inputs = inputs_hash(layout)
     layout.render_stamp.unlink(missing_ok=True)
-    sections = assemble(layout, layout.site, progress=progress)
+    sections = assemble(layout, progress=progress)
     progress(f'render: site assembled in {layout.site} ({len(sections)} sections)')
     if not html:
         return layout.html
-    if (layout.site / '_build').exists():
-        shutil.rmtree(layout.site / '_build')
+    if layout.site_build.exists():
+        shutil.rmtree(layout.site_build)
     build_html(layout.site, quiet=quiet)
     write_atomic(layout.render_stamp, json.dumps({'inputs': inputs}) + '\n')
     progress(
