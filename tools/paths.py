@@ -11,6 +11,8 @@ import os
 import tempfile
 from pathlib import Path
 
+import yaml
+
 from tools.frameworks import FRAMEWORKS, check_framework
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -115,6 +117,13 @@ class Layout:
     @property
     def toc(self) -> Path:
         return self.root / '_toc.yml'
+
+
+def read_config(layout: Layout) -> dict:
+    """The parsed ``_config.yml`` ({} when there is none)."""
+    if not layout.config.is_file():
+        return {}
+    return yaml.safe_load(layout.config.read_text(encoding='utf-8')) or {}
 
 
 def _umask() -> int:

@@ -30,14 +30,13 @@ from pathlib import Path
 
 import ghp_import
 import nbformat
-import yaml
 from sphinx.errors import ExtensionError
 
 from tools.frameworks import FRAMEWORKS
-from tools.paths import Layout, write_atomic
+from tools.paths import Layout, read_config, write_atomic
 from tools.run.cache import notebook_hash, recorded
 from tools.site import render
-from tools.site.render_ext import COLAB_URL, NOTEBOOKS_DIR, github_repo
+from tools.site.render_ext import COLAB_URL, NOTEBOOKS_BRANCH, NOTEBOOKS_DIR, github_repo
 from tools.source import colab
 from tools.source.myst import References
 from tools.source.sections import read_section
@@ -71,17 +70,13 @@ def git(layout: Layout, *args: str, check: bool = True) -> subprocess.CompletedP
     return result
 
 
-def read_config(layout: Layout) -> dict:
-    return yaml.safe_load(layout.config.read_text(encoding='utf-8')) or {}
-
-
 def branches(layout: Layout) -> dict[str, str]:
     """The branch of each tree: ``gh-pages`` for the site; for the notebooks, the
     ``notebooks_branch`` that the HTML's Colab links name (_config.yml)."""
     sphinx_config = (read_config(layout).get('sphinx') or {}).get('config') or {}
     return {
         'site': SITE_BRANCH,
-        'notebooks': str(sphinx_config.get('notebooks_branch', 'notebooks')),
+        'notebooks': str(sphinx_config.get('notebooks_branch', NOTEBOOKS_BRANCH)),
     }
 
 

@@ -9,6 +9,7 @@ from IPython.core.inputtransformer2 import TransformerManager
 from tools.cli import main
 from tools.paths import Layout
 from tools.source import colab
+from tools.source.myst import References
 from tools.source.sections import (
     AuthoringError,
     find_sections,
@@ -294,6 +295,13 @@ def test_a_book_outside_the_project_is_ordered_by_the_toc(project, tmp_path):
         project.section(rel, f'# {rel}\n')
     project.layout.toc.write_text('root: index\nchapters:\n- file: ch/b\n- file: ch/a\n')
     assert in_toc_order(project.layout, ['ch/a', 'ch/b']) == ['ch/b', 'ch/a']
+
+
+def test_references_come_from_the_book_s_pages_only(project):
+    project.page('ch/index', '(ch-label)=\n# The chapter\n')
+    project.page('_templates/note', '(template-label)=\n# A template\n')
+    project.page('.drafts/old', '(draft-label)=\n# A draft\n')
+    assert References.load(project.layout).titles == {'ch-label': 'The chapter'}
 
 
 def test_a_cell_tagged_with_both_frameworks_is_rejected(project):

@@ -21,7 +21,7 @@ from pathlib import Path
 import yaml
 
 from tools.frameworks import FRAMEWORKS, TABLE
-from tools.paths import Layout, write_atomic
+from tools.paths import Layout, read_config, write_atomic
 from tools.site import report
 from tools.source.sections import book_pages, read_toc, toc_files
 from tools.steps import Progress, StepFailed
@@ -89,7 +89,7 @@ def filter_toc(toc: dict, available: set[str], progress: Progress = print) -> di
 def site_config(layout: Layout) -> str:
     """The book's _config.yml with the framework table (names and labels) that the
     Sphinx extension gives the pages (``book_frameworks``)."""
-    config = yaml.safe_load(layout.config.read_text(encoding='utf-8')) or {}
+    config = read_config(layout)
     sphinx_config = config.setdefault('sphinx', {}).setdefault('config', {})
     sphinx_config['book_frameworks'] = [{'name': fw.name, 'label': fw.label} for fw in TABLE]
     return yaml.safe_dump(config, sort_keys=False, allow_unicode=True)

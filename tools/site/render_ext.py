@@ -45,6 +45,7 @@ logger = logging.getLogger(__name__)
 
 TABLE_CSS = 'frameworks-table.css'
 NOTEBOOKS_DIR = 'notebooks'
+NOTEBOOKS_BRANCH = 'notebooks'  # the default of notebooks_branch in _config.yml
 COLAB_URL = (
     'https://colab.research.google.com/github/{repo}/blob/{branch}/{framework}/{page}.ipynb'
 )
@@ -288,7 +289,7 @@ def fix_theme_html(
 
 
 def setup(app: Sphinx) -> dict:
-    app.add_config_value('notebooks_branch', 'notebooks', 'html', types=[str])
+    app.add_config_value('notebooks_branch', NOTEBOOKS_BRANCH, 'html', types=[str])
     app.add_config_value('book_frameworks', [], 'html', types=[list])
     app.connect('builder-inited', add_framework_table)
     app.connect('build-finished', write_framework_css)

@@ -20,11 +20,10 @@ import re
 import string
 
 import tomllib
-import yaml
 from packaging.requirements import InvalidRequirement, Requirement
 
 from tools.frameworks import framework as framework_row
-from tools.paths import Layout
+from tools.paths import Layout, read_config
 from tools.steps import UsageError
 
 CELL_ID = 'install'
@@ -65,12 +64,8 @@ $gpu    packages = " ".join(install)
 
 def repository_url(layout: Layout) -> str:
     """``repository.url`` from ``_config.yml``, or the book's default repository."""
-    if layout.config.is_file():
-        config = yaml.safe_load(layout.config.read_text(encoding='utf-8')) or {}
-        url = (config.get('repository') or {}).get('url')
-        if url:
-            return str(url).rstrip('/')
-    return DEFAULT_REPOSITORY
+    url = (read_config(layout).get('repository') or {}).get('url')
+    return str(url).rstrip('/') if url else DEFAULT_REPOSITORY
 
 
 def pinned_versions(layout: Layout) -> dict[str, str]:

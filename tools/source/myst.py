@@ -26,6 +26,7 @@ from pybtex.database.input.bibtex import Parser as BibtexParser
 
 from tools.paths import Layout
 from tools.source import values
+from tools.source.sections import book_pages
 
 ADMONITIONS = {
     'note',
@@ -122,8 +123,8 @@ class References:
     @classmethod
     def load(cls, layout: Layout) -> References:
         titles = {}
-        for path in sorted(layout.book.rglob('*.md')):
-            for found in walk_labels(path.read_text(encoding='utf-8')):
+        for rel in book_pages(layout):
+            for found in walk_labels(layout.source(rel).read_text(encoding='utf-8')):
                 if found[0] in ('target', 'figure') and found[1] and found[2]:
                     titles.setdefault(found[1], found[2])
         return cls(sorted(layout.book.glob('*.bib')), titles)
