@@ -204,7 +204,6 @@ def longest_first(jobs: list[Job], layout: Layout) -> list[Job]:
 
 async def _run_all(
     jobs: list[Job],
-    layout: Layout,
     parallel: int,
     threads: int,
     timeout: float,
@@ -315,9 +314,7 @@ def execute(
             f'executing {len(to_run)} notebook(s), {parallel} at a time, '
             f'{threads} thread(s) each, timeout {timeout:g} s'
         )
-        done, failures = asyncio.run(
-            _run_all(to_run, layout, parallel, threads, timeout, progress)
-        )
+        done, failures = asyncio.run(_run_all(to_run, parallel, threads, timeout, progress))
     new = cached + done
     records.save(layout, new, find_sections(layout))
     if failures:

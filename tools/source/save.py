@@ -5,8 +5,9 @@
 
 Code cells whose first line is ``#@save`` are collected from every section in
 table-of-contents order: ``pytorch``-tagged ones go to d2l_mini/torch.py,
-``jax``-tagged ones to d2l_mini/jax.py, untagged ones to both.  Everything after
-the marker line at the end of each module is replaced by those cells.
+``jax``-tagged ones to d2l_mini/jax.py, untagged ones to both.  Each module is
+hand-written down to its marker line; everything below that line is replaced by
+those cells.
 """
 
 from __future__ import annotations
@@ -43,7 +44,10 @@ def module_text(current: str, path: Path, cells: list[tuple[str, str]]) -> str:
     """``current`` with everything after the marker line replaced by ``cells``."""
     head, found, _ = current.partition(MARKER)
     if not found:
-        raise MissingMarker(f'{path} has no marker line; its last line must be:\n{MARKER}')
+        raise MissingMarker(
+            f'{path} has no marker line: put this line after its hand-written code '
+            f'(the saved cells go below it):\n{MARKER}'
+        )
     blocks = [f'\n\n# Saved from book/{rel}.md\n{code}\n' for rel, code in cells]
     return head + MARKER + '\n' + ''.join(blocks)
 
