@@ -8,6 +8,7 @@ Sphinx extension and, through it, the tab script and its style all follow the ta
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 
 
 def torch_device() -> str | None:
@@ -49,7 +50,7 @@ class Framework:
     extra: str  # the pyproject.toml extra that lists its packages
     recorded_packages: tuple[str, ...]  # versions the execution records name
     cache_packages: tuple[str, ...]  # installed builds that key the execution cache
-    device: object  # a function, run in the kernel, naming its accelerator
+    device: Callable[[], str | None]  # run in the kernel: names its accelerator, if any
     gpu_install: str = ''  # install-cell lines that pick the GPU build
 
 

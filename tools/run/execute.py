@@ -214,7 +214,7 @@ async def _run_all(
     done: list[dict] = []
     failures: list[NotebookFailed] = []
 
-    async def run(number: int, job: Job):
+    async def run(number: int, job: Job) -> None:
         async with semaphore:
             progress(f'[{number}/{len(jobs)}] {job.label}: started')
             notebook = copy.deepcopy(job.notebook)
@@ -262,7 +262,7 @@ async def _run_all(
             done.append(_record(job, 'executed', facts))
             progress(f'[{number}/{len(jobs)}] {job.label}: done in {wall:.1f} s')
 
-    async def report_progress():
+    async def report_progress() -> None:
         while True:
             await asyncio.sleep(PROGRESS_EVERY)
             now = time.monotonic()
@@ -270,7 +270,7 @@ async def _run_all(
                 at = min(current[0] or 0, cells)
                 progress(f'  ... {label}: {now - started:.0f} s, at cell {at} of {cells}')
 
-    async def run_tracked(number: int, job: Job):
+    async def run_tracked(number: int, job: Job) -> None:
         try:
             await run(number, job)
         finally:

@@ -28,7 +28,7 @@ class NotebookFailed(Exception):
         cell_id: str | None,
         first_line: str,
         traceback: str,
-    ):
+    ) -> None:
         self.framework, self.notebook = framework, notebook
         self.cell_index, self.cell_id, self.first_line = cell_index, cell_id, first_line
         self.traceback = traceback
@@ -72,7 +72,7 @@ def kernel_environment(threads: int) -> dict[str, str]:
     return env
 
 
-def _first_line(cell) -> str:
+def _first_line(cell: nbformat.NotebookNode) -> str:
     return next((line for line in cell.source.split('\n') if line.strip()), '').strip()
 
 
@@ -103,7 +103,7 @@ async def run_notebook(
     )
     current = current if current is not None else [None]
 
-    async def cells():
+    async def cells() -> None:
         client.reset_execution_trackers()
         async with client.async_setup_kernel(env=kernel_environment(threads)):
             reply = await client.async_wait_for_reply(await ensure_async(client.kc.kernel_info()))

@@ -10,8 +10,12 @@ without memory addresses, execution counts and metadata.
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
 from tools.paths import ROOT
+
+if TYPE_CHECKING:
+    from nbformat import NotebookNode
 
 ANSI = re.compile(r'\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]')
 KERNEL_FILE = re.compile(r"[^\s'\"()]*/ipykernel_\d+/\d+\.py")
@@ -46,7 +50,7 @@ def clean_output(output: dict) -> dict:
     return output
 
 
-def clean_notebook(notebook) -> None:
+def clean_notebook(notebook: NotebookNode) -> None:
     for cell in notebook.cells:
         if cell.cell_type == 'code':
             cell.outputs = [

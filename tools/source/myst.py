@@ -15,13 +15,17 @@ import base64
 import codecs
 import functools
 import re
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import latexcodec  # noqa: F401  (registers the "ulatex" codec)
 import yaml
+from markdown_it import MarkdownIt
 from markdown_it.renderer import RendererHTML
+from markdown_it.token import Token
 from myst_parser.config.main import MdParserConfig
 from myst_parser.parsers.mdit import create_md_parser
+from pybtex.database import Entry
 from pybtex.database.input.bibtex import Parser as BibtexParser
 
 from tools.paths import Layout
@@ -62,12 +66,12 @@ EXPLICIT_TARGET = re.compile(r'^(?P<text>.*?)\s*<(?P<target>[^<>]+)>$', re.S)
 
 
 @functools.cache
-def _parser():
+def _parser() -> MarkdownIt:
     config = MdParserConfig(enable_extensions={'colon_fence', 'dollarmath', 'amsmath'})
     return create_md_parser(config, RendererHTML)
 
 
-def _directive(token) -> tuple[str, str] | None:
+def _directive(token: Token) -> tuple[str, str] | None:
     """(name, argument) of a ``{name}`` fence, None for an ordinary fence."""
     match = re.match(r'^\{([\w:-]+)\}\s*(.*)$', token.info.strip())
     return (match.group(1), match.group(2)) if match else None
@@ -87,7 +91,7 @@ def _options_and_body(content: str) -> tuple[dict, str]:
     return options, '\n'.join(lines).strip('\n')
 
 
-def walk_labels(text: str):
+def walk_labels(text: str) -> Iterator[tuple[str | None, ...]]:
     """Yield ("target", label, title), ("figure", name, caption), ("equation", label)
     in document order, looking inside directives."""
     tokens = _parser().parse(text)
@@ -115,7 +119,7 @@ def walk_labels(text: str):
 class References:
     """What the whole book knows: bibliography entries and the titles of labels."""
 
-    def __init__(self, bib_files: list[Path] = (), titles: dict | None = None):
+    def __init__(self, bib_files: Sequence[Path] = (), titles: dict | None = None) -> None:
         self.bib_files = list(bib_files)
         self.titles = titles or {}
         self._entries: dict | None = None
@@ -138,7 +142,7 @@ class References:
                 self._entries.update(BibtexParser().parse_file(str(bib)).entries)
         return self._entries
 
-    def _authors(self, entry) -> str:
+    def _authors(self, entry: Entry) -> str:
         people = entry.persons.get('author') or entry.persons.get('editor') or []
         names = [
             codecs.decode(' '.join(p.last_names), 'ulatex').replace('{', '').replace('}', '')
@@ -178,7 +182,7 @@ class Converter:
         source_dir: Path,
         texts: list[str],
         framework: str | None = None,
-    ):
+    ) -> None:
         self.references = references
         self.source_dir = Path(source_dir)
         self.framework = framework
@@ -220,7 +224,7 @@ class Converter:
         joined = '\n'.join(part for part in out if part is not None)
         return re.sub(r'\n{3,}', '\n\n', joined).strip('\n')
 
-    def _block(self, token, raw: str) -> str | None:
+    def _block(self, token: Token, raw: str) -> str | None:
         if token.type in ('myst_target', 'myst_line_comment', 'front_matter'):
             return None
         if token.type == 'math_block_label':

@@ -16,9 +16,13 @@ sits in a ``{container} fw-only-pytorch`` (or ``fw-only-jax``) block.
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
 from d2l_mini.glue import MIME_TYPE
 from tools.steps import StepFailed
+
+if TYPE_CHECKING:
+    from nbformat import NotebookNode
 
 ROLE = re.compile(r'\{value\}`(?P<name>[A-Za-z_]\w*)(?::(?P<spec>[^`]*))?`')
 PLACEHOLDER = re.compile(
@@ -38,7 +42,7 @@ def without_records(outputs: list) -> list:
     return [output for output in outputs if not is_record(output)]
 
 
-def recorded_values(notebook) -> dict:
+def recorded_values(notebook: NotebookNode) -> dict:
     """``{name: value}`` of every ``d2l.glue`` call in an executed notebook."""
     values = {}
     for cell in notebook.cells:
@@ -69,7 +73,7 @@ def placeholder(name: str, spec: str | None) -> str:
     return f'<span data-book-value="{key}">[{name}]</span>'
 
 
-def fill_notebook(notebook) -> None:
+def fill_notebook(notebook: NotebookNode) -> None:
     """Replace the placeholders of an executed notebook's prose by the values it
     recorded.  A placeholder that cannot be filled stays: merging reports why."""
     recorded = recorded_values(notebook)
