@@ -405,7 +405,7 @@ def main(argv=None):
     print(f'summary (fractions of the highest matmul rate seen, {best / 1e9:.1f} GFLOP/s):')
     for row in rows:
         print(
-            f'  {row["framework"]:<6} train_lm {row["tokens_per_s"]:7.0f} '
+            f'  {row["framework"]:<7} train_lm {row["tokens_per_s"]:7.0f} '
             f'tokens/s, {100 * row["train_lm"] / best:5.1f}% of peak, '
             f"{row['hand'] / row['train_lm']:.2f} x the hand loop's time, "
             f'{row["seconds_600"]:.0f} s per {BOOK_STEPS} book steps'
