@@ -24,6 +24,8 @@ import time
 
 import numpy as np
 
+from tools.frameworks import FRAMEWORKS, check_frameworks
+
 CONFIG = dict(
     batch_size=64,
     num_steps=128,
@@ -37,7 +39,7 @@ CONFIG = dict(
 BOOK_STEPS = 600
 SLICES = 8
 # the micro-batches of the book's training cells: JAX slices, PyTorch does not
-BOOK_MICRO_BATCHES = {'torch': 1, 'jax': SLICES}
+BOOK_MICRO_BATCHES = {'pytorch': 1, 'jax': SLICES}
 
 
 def step_flops(num_params, cfg=CONFIG):
@@ -221,7 +223,7 @@ def dense_layouts(framework, rounds, calls=10):
         rng.standard_normal(shape, dtype=np.float32)
         for shape in ((B, T, d), (d, width), (B, T, width))
     )
-    weight_grad = torch_weight_grad if framework == 'torch' else jax_weight_grad
+    weight_grad = torch_weight_grad if framework == 'pytorch' else jax_weight_grad
 
     def probe(X, G):
         run = weight_grad(X, W, G)
@@ -269,7 +271,7 @@ def jax_weight_grad(X, W, G):
 
 def measure(framework, steps, rounds):
     extra = {}
-    if framework == 'torch':
+    if framework == 'pytorch':
         import torch
 
         matmul = torch_matmul()
@@ -342,16 +344,18 @@ def main(argv=None):
         help='rounds of peak, train_lm and hand loop, taken in turns (default 3)',
     )
     parser.add_argument(
-        '--frameworks', default='torch,jax', help='comma-separated subset of torch,jax'
+        '--frameworks',
+        default=','.join(FRAMEWORKS),
+        help=f'comma-separated subset of {",".join(FRAMEWORKS)}',
     )
     args = parser.parse_args(argv)
-    frameworks = [f for f in args.frameworks.split(',') if f]
-    unknown = set(frameworks) - {'torch', 'jax'}
-    if unknown:
-        parser.error(f'--frameworks accepts torch and jax, got {unknown}')
+    try:
+        frameworks = check_frameworks([f for f in args.frameworks.split(',') if f])
+    except ValueError as error:
+        parser.error(f'--frameworks: {error}')
     if args.steps < 1 or args.rounds < 1:
         parser.error('--steps and --rounds must be at least 1')
-    if 'torch' in frameworks:
+    if 'pytorch' in frameworks:
         # as in the notebooks: d2l_mini.torch is imported before torch
         import d2l_mini.torch  # noqa: F401
 
@@ -401,7 +405,7 @@ def main(argv=None):
     print(f'summary (fractions of the highest matmul rate seen, {best / 1e9:.1f} GFLOP/s):')
     for row in rows:
         print(
-            f'  {row["framework"]:<6} train_lm {row["tokens_per_s"]:7.0f} '
+            f'  {row["framework"]:<7} train_lm {row["tokens_per_s"]:7.0f} '
             f'tokens/s, {100 * row["train_lm"] / best:5.1f}% of peak, '
             f"{row['hand'] / row['train_lm']:.2f} x the hand loop's time, "
             f'{row["seconds_600"]:.0f} s per {BOOK_STEPS} book steps'

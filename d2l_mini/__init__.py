@@ -5,15 +5,30 @@ each imports only its own framework. The two are twins: the same names, in the
 same order, for the same roles (attention, the chapter's saved FeedForward,
 TransformerBlock, CharLM and generate, the Time Machine data, ``train_lm``).
 
-Where the frameworks must differ:
+Where the twins differ, and why:
 
 * PyTorch's ``MultiHeadAttention`` returns the output and keeps the attention
   weights on the module (``attention_weights``); Flax's returns
   ``(output, weights)``, since a Flax module called under ``jax.jit`` hands
   results back only through what it returns.
 * Flax NNX modules take the source of their random initial weights as a
-  required keyword argument, ``rngs=nnx.Rngs(seed)``; PyTorch modules draw
-  from the global generator that ``torch.manual_seed`` sets.
+  required keyword argument, ``rngs=nnx.Rngs(seed)`` (checked like the other
+  arguments); PyTorch modules draw from the global generator that
+  ``torch.manual_seed`` sets.
+* The PyTorch modules define ``extra_repr``, which ``print(model)`` shows;
+  Flax NNX has no such hook, so the JAX modules do not.
+* ``train_lm``'s speed paths (the same numbers, computed faster) suit each
+  framework: torch's ``_fused_attention`` runs PyTorch's fused
+  ``scaled_dot_product_attention``; JAX's ``_rowwise_products`` multiplies a
+  dense layer's input as one 2-D matrix, which XLA on a CPU differentiates
+  faster. JAX's ``_count_finished`` moves the progress bar without waiting
+  for the asynchronously dispatched steps; PyTorch's loop moves it after
+  each step.
+* JAX's ``generate`` draws each character with ``_sample_next``, compiled
+  once for a context padded to ``max_len``; PyTorch's runs the model eagerly.
+* ``d2l_mini.torch`` sets ``OMP_WAIT_POLICY=PASSIVE`` (unless already set)
+  before importing torch, so that PyTorch's idle threads sleep instead of
+  spinning while another process wants the cores.
 
 Framework-free helpers, re-exported by both: ``d2l_mini.data`` (the corpus,
 its cache folder, the vocabulary and the windows), ``d2l_mini.plotting``

@@ -59,8 +59,30 @@ def one_of(*choices):
     accepted = ' or '.join(map(repr, choices))
 
     def rule(name, value):
+        if not isinstance(value, str):
+            raise TypeError(f'{name} must be {accepted}, got {value!r}')
         if value not in choices:
             raise ValueError(f'{name} must be {accepted}, got {value!r}')
+
+    return rule
+
+
+def text(name, value):
+    """A string that holds at least one character."""
+    if not isinstance(value, str):
+        raise TypeError(f'{name} must be a non-empty string, got {value!r}')
+    if not value:
+        raise ValueError(f'{name} must be a non-empty string, got {value!r}')
+
+
+def instance_of(cls, accepted):
+    """The rule for an argument that must be a ``cls``, described to the reader as
+    ``accepted``. A framework's module registers it for its own types
+    (``RULES[name] = instance_of(...)``), so that this module imports no framework."""
+
+    def rule(name, value):
+        if not isinstance(value, cls):
+            raise TypeError(f'{name} must be {accepted}, got {value!r}')
 
     return rule
 
@@ -72,6 +94,7 @@ RULES = {
     'norm': one_of('rms', 'layer'),
     'act': one_of('gelu', 'swiglu'),
     'pre_norm': boolean,
+    'bias': boolean,
     'vocab_size': positive_int,
     'num_blks': positive_int,
     'max_len': positive_int,
@@ -83,6 +106,9 @@ RULES = {
     'micro_batches': positive_int,
     'num_chars': count,
     'temperature': positive_number,
+    'prefix': text,
+    'seed': count,
+    'min_freq': count,
 }
 
 # Pairs of arguments where the first must divide the second.

@@ -140,6 +140,7 @@ class Vocab:
     frequency (ties in alphabetical order)."""
 
     def __init__(self, tokens, min_freq=0, reserved_tokens=()):
+        check_args(min_freq=min_freq)
         counts = collections.Counter(tokens)
         self.token_freqs = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
         self.idx_to_token = ['<unk>'] + [t for t in reserved_tokens if t != '<unk>']
@@ -199,6 +200,7 @@ class TimeMachine:
             num_train=num_train,
             num_val=num_val,
             tokenization=tokenization,
+            seed=seed,
         )
         self.batch_size, self.num_steps = int(batch_size), int(num_steps)
         self.num_train, self.num_val = int(num_train), int(num_val)

@@ -1,7 +1,7 @@
 """The JAX/Flax NNX half of d2l_mini: ``from d2l_mini import jax as d2l``.
 
 Its twin, ``d2l_mini.torch``, has the same names in the same order and roles;
-where the two must differ, the package docstring says how.
+where the two differ, the package docstring says how and why.
 """
 import contextlib
 import functools
@@ -14,6 +14,7 @@ import optax
 from flax import nnx
 from jax import numpy as jnp
 
+from d2l_mini import checks
 from d2l_mini import data as _data
 from d2l_mini.checks import check_args
 from d2l_mini.data import Vocab, preprocess, read_time_machine
@@ -22,6 +23,9 @@ from d2l_mini.plotting import check_shape, plot, set_axes, set_figsize, use_svg_
 from d2l_mini.progress import progress
 
 d2l = sys.modules[__name__]
+
+# Flax modules draw their initial weights from a required ``rngs``: check it too.
+checks.RULES['rngs'] = checks.instance_of(nnx.Rngs, 'an nnx.Rngs, e.g. nnx.Rngs(0)')
 
 __all__ = ['CharLM', 'FeedForward', 'MultiHeadAttention', 'TimeMachine',
            'TransformerBlock', 'Vocab', 'check_args', 'check_shape',
@@ -93,7 +97,7 @@ class MultiHeadAttention(nnx.Module):
     def __init__(self, num_hiddens, num_heads, dropout=0.0, bias=False, *,
                  rngs: nnx.Rngs):
         check_args(num_hiddens=num_hiddens, num_heads=num_heads,
-                   dropout=dropout)
+                   dropout=dropout, bias=bias, rngs=rngs)
         self.num_hiddens, self.num_heads = num_hiddens, num_heads
         self.bias = bias
         self.W_q = nnx.Linear(num_hiddens, num_hiddens, use_bias=bias, rngs=rngs)
@@ -278,7 +282,7 @@ class FeedForward(nnx.Module):
     the same number of weights up to rounding."""
     def __init__(self, num_hiddens, act='swiglu', bias=False, *,
                  rngs: nnx.Rngs):
-        d2l.check_args(num_hiddens=num_hiddens, act=act)
+        d2l.check_args(num_hiddens=num_hiddens, act=act, bias=bias, rngs=rngs)
         self.act = act
         if act == 'gelu':
             self.ffn_hiddens = 4 * num_hiddens
@@ -310,11 +314,12 @@ class TransformerBlock(nnx.Module):
     sublayers; the attention one is called like d2l.MultiHeadAttention and
     returns (output, weights). Call with X of shape (batch, length,
     num_hiddens) and optional valid_lens, (batch,) or (batch, length)."""
-    def __init__(self, num_hiddens, num_heads, dropout=0, norm='rms',
+    def __init__(self, num_hiddens, num_heads, dropout=0.0, norm='rms',
                  act='swiglu', pre_norm=True, bias=False, attn_factory=None,
                  ffn_factory=None, *, rngs: nnx.Rngs):
         d2l.check_args(num_hiddens=num_hiddens, num_heads=num_heads,
-                       dropout=dropout, norm=norm, act=act, pre_norm=pre_norm)
+                       dropout=dropout, norm=norm, act=act, pre_norm=pre_norm,
+                       bias=bias, rngs=rngs)
         self.norm_kind, self.pre_norm = norm, pre_norm
         make_norm = ((lambda: nnx.RMSNorm(num_hiddens, epsilon=1e-6,
                                           rngs=rngs)) if norm == 'rms'
@@ -350,8 +355,9 @@ class CharLM(nnx.Module):
     RMSNorm and an output layer that shares the token embedding."""
     def __init__(self, vocab_size, num_hiddens=128, num_heads=4, num_blks=2,
                  act='swiglu', max_len=128, *, rngs: nnx.Rngs):
-        d2l.check_args(vocab_size=vocab_size, num_blks=num_blks,
-                       max_len=max_len)
+        d2l.check_args(vocab_size=vocab_size, num_hiddens=num_hiddens,
+                       num_heads=num_heads, num_blks=num_blks, act=act,
+                       max_len=max_len, rngs=rngs)
         self.max_len = max_len
         small = nnx.initializers.normal(stddev=0.02)
         self.token_emb = nnx.Embed(vocab_size, num_hiddens,
@@ -388,9 +394,8 @@ def generate(model, vocab, prefix, num_chars, temperature=1.0, seed=0):
     """Extend the string `prefix` by `num_chars` characters, each drawn
     from the model's next-character distribution sharpened (temperature
     below 1) or flattened (above 1) by `temperature`."""
-    if not prefix:
-        raise ValueError('prefix must hold at least one character')
-    d2l.check_args(num_chars=num_chars, temperature=temperature)
+    d2l.check_args(prefix=prefix, num_chars=num_chars,
+                   temperature=temperature, seed=seed)
     key = jax.random.key(seed)
     tokens = vocab[list(prefix)]
     model.eval()

@@ -1,7 +1,7 @@
 """The PyTorch half of d2l_mini: ``from d2l_mini import torch as d2l``.
 
 Its twin, ``d2l_mini.jax``, has the same names in the same order and roles;
-where the two must differ, the package docstring says how.
+where the two differ, the package docstring says how and why.
 """
 import contextlib
 import math
@@ -96,7 +96,7 @@ class MultiHeadAttention(nn.Module):
     def __init__(self, num_hiddens, num_heads, dropout=0.0, bias=False):
         super().__init__()
         check_args(num_hiddens=num_hiddens, num_heads=num_heads,
-                   dropout=dropout)
+                   dropout=dropout, bias=bias)
         self.num_hiddens, self.num_heads = num_hiddens, num_heads
         self.bias = bias
         self.W_q = nn.Linear(num_hiddens, num_hiddens, bias=bias)
@@ -253,7 +253,7 @@ class FeedForward(nn.Module):
     the same number of weights up to rounding."""
     def __init__(self, num_hiddens, act='swiglu', bias=False):
         super().__init__()
-        d2l.check_args(num_hiddens=num_hiddens, act=act)
+        d2l.check_args(num_hiddens=num_hiddens, act=act, bias=bias)
         self.act = act
         if act == 'gelu':
             self.ffn_hiddens = 4 * num_hiddens
@@ -285,12 +285,13 @@ class TransformerBlock(nn.Module):
     sublayers; the attention one is called like d2l.MultiHeadAttention.
     Call with X of shape (batch, length, num_hiddens) and optional
     valid_lens, (batch,) or (batch, length), as for MultiHeadAttention."""
-    def __init__(self, num_hiddens, num_heads, dropout=0, norm='rms',
+    def __init__(self, num_hiddens, num_heads, dropout=0.0, norm='rms',
                  act='swiglu', pre_norm=True, bias=False, attn_factory=None,
                  ffn_factory=None):
         super().__init__()
         d2l.check_args(num_hiddens=num_hiddens, num_heads=num_heads,
-                       dropout=dropout, norm=norm, act=act, pre_norm=pre_norm)
+                       dropout=dropout, norm=norm, act=act, pre_norm=pre_norm,
+                       bias=bias)
         self.norm_kind, self.pre_norm = norm, pre_norm
         make_norm = ((lambda: nn.RMSNorm(num_hiddens, eps=1e-6)) if norm == 'rms'
                      else (lambda: nn.LayerNorm(num_hiddens, eps=1e-5)))
@@ -327,7 +328,8 @@ class CharLM(nn.Module):
     def __init__(self, vocab_size, num_hiddens=128, num_heads=4, num_blks=2,
                  act='swiglu', max_len=128):
         super().__init__()
-        d2l.check_args(vocab_size=vocab_size, num_blks=num_blks,
+        d2l.check_args(vocab_size=vocab_size, num_hiddens=num_hiddens,
+                       num_heads=num_heads, num_blks=num_blks, act=act,
                        max_len=max_len)
         self.max_len = max_len
         self.token_emb = nn.Embedding(vocab_size, num_hiddens)
@@ -361,9 +363,8 @@ def generate(model, vocab, prefix, num_chars, temperature=1.0, seed=0):
     """Extend the string `prefix` by `num_chars` characters, each drawn
     from the model's next-character distribution sharpened (temperature
     below 1) or flattened (above 1) by `temperature`."""
-    if not prefix:
-        raise ValueError('prefix must hold at least one character')
-    d2l.check_args(num_chars=num_chars, temperature=temperature)
+    d2l.check_args(prefix=prefix, num_chars=num_chars,
+                   temperature=temperature, seed=seed)
     device = next(model.parameters()).device
     generator = torch.Generator(device=device).manual_seed(seed)
     tokens = vocab[list(prefix)]

@@ -6,6 +6,7 @@ import re
 import numpy as np
 import pytest
 
+from d2l_mini import checks
 from d2l_mini.checks import check_args
 
 
@@ -19,6 +20,15 @@ from d2l_mini.checks import check_args
         (dict(dropout=None), 'dropout must be a number in [0, 1), got None'),
         (dict(temperature=False), 'temperature must be a number > 0, got False'),
         (dict(pre_norm='yes'), "pre_norm must be True or False, got 'yes'"),
+        (dict(bias='no'), "bias must be True or False, got 'no'"),
+        (dict(bias=0), 'bias must be True or False, got 0'),
+        (dict(norm=1), "norm must be 'rms' or 'layer', got 1"),
+        (dict(act=['gelu']), "act must be 'gelu' or 'swiglu', got ['gelu']"),
+        (dict(tokenization=1), "tokenization must be 'char', got 1"),
+        (dict(seed=1.5), 'seed must be an int >= 0, got 1.5'),
+        (dict(min_freq='x'), "min_freq must be an int >= 0, got 'x'"),
+        (dict(prefix=5), 'prefix must be a non-empty string, got 5'),
+        (dict(prefix=['a']), "prefix must be a non-empty string, got ['a']"),
     ],
 )
 def test_wrong_types_are_type_errors(arguments, message):
@@ -35,6 +45,9 @@ def test_wrong_types_are_type_errors(arguments, message):
         (dict(dropout=1.0), 'dropout must be a number in [0, 1), got 1.0'),
         (dict(temperature=0.0), 'temperature must be a number > 0, got 0.0'),
         (dict(norm='batch'), "norm must be 'rms' or 'layer', got 'batch'"),
+        (dict(seed=-1), 'seed must be an int >= 0, got -1'),
+        (dict(min_freq=-2), 'min_freq must be an int >= 0, got -2'),
+        (dict(prefix=''), "prefix must be a non-empty string, got ''"),
         (dict(num_hiddens=16, num_heads=3), 'num_heads (3) must divide num_hiddens (16)'),
         (dict(micro_batches=3, batch_size=4), 'micro_batches (3) must divide batch_size (4)'),
     ],
@@ -57,9 +70,21 @@ def test_good_arguments_pass():
         temperature=0.5,
         micro_batches=2,
         batch_size=8,
+        bias=True,
+        seed=np.int64(3),
+        min_freq=0,
+        prefix='t',
     )
 
 
 def test_an_argument_without_a_rule_is_a_programming_error():
     with pytest.raises(KeyError, match='num_layers'):
         check_args(num_layers=2)
+
+
+def test_instance_of_rejects_other_types_with_the_description():
+    rule = checks.instance_of(dict, 'a dict of options')
+    rule('options', {})
+    with pytest.raises(TypeError) as info:
+        rule('options', [('a', 1)])
+    assert str(info.value) == "options must be a dict of options, got [('a', 1)]"

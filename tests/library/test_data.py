@@ -3,6 +3,7 @@
 import hashlib
 import io
 import pathlib
+import re
 from typing import NamedTuple
 
 import numpy as np
@@ -184,6 +185,22 @@ def test_non_integer_sizes_are_type_errors():
         data.TimeMachine(2.5, 5)
     with pytest.raises(TypeError, match='num_steps'):
         data.TimeMachine(2, '5')
+    with pytest.raises(TypeError, match="tokenization must be 'char', got 1"):
+        data.TimeMachine(2, 5, tokenization=1)
+
+
+@pytest.mark.parametrize(
+    'seed, error', [(1.5, TypeError), ('0', TypeError), (True, TypeError), (-1, ValueError)]
+)
+def test_seed_must_be_an_int_at_least_zero(framework, seed, error):
+    with pytest.raises(error, match=re.escape(f'seed must be an int >= 0, got {seed!r}')):
+        framework.TimeMachine(2, 5, seed=seed)
+
+
+def test_vocab_min_freq_is_a_count():
+    with pytest.raises(TypeError, match="min_freq must be an int >= 0, got 'x'"):
+        data.Vocab('abc', min_freq='x')
+    assert data.Vocab('aab', min_freq=2).idx_to_token == ['<unk>', 'a']
 
 
 # ---------------------------------------------------------------- the cache

@@ -3,6 +3,7 @@ JAX: with the PyTorch weights copied into the Flax twin, both compute the same
 outputs (float32, within 1e-5). Plus the behaviour both share: validated
 constructor arguments, causal language modelling, reproducible sampling."""
 
+import inspect
 import re
 
 import numpy as np
@@ -246,6 +247,33 @@ BAD_ARGUMENTS = [
     ('CharLM', (28,), dict(max_len=0), ValueError, 'max_len'),
     ('CharLM', (28,), dict(num_blks=2.0), TypeError, 'num_blks'),
     ('CharLM', (28,), dict(act='swish'), ValueError, 'act'),
+    (
+        'CharLM',
+        (28,),
+        dict(num_hiddens=-16),
+        ValueError,
+        'num_hiddens must be an int >= 1, got -16',
+    ),
+    (
+        'CharLM',
+        (28,),
+        dict(num_hiddens=16.5),
+        TypeError,
+        'num_hiddens must be an int >= 1, got 16.5',
+    ),
+    ('CharLM', (28,), dict(num_heads=0), ValueError, 'num_heads must be an int >= 1, got 0'),
+    (
+        'CharLM',
+        (28,),
+        dict(num_heads=3),
+        ValueError,
+        'num_heads (3) must divide num_hiddens (128)',
+    ),
+    ('CharLM', (28,), dict(act=1), TypeError, "act must be 'gelu' or 'swiglu', got 1"),
+    ('MultiHeadAttention', (16, 2), dict(bias='no'), TypeError, 'bias must be True or False'),
+    ('FeedForward', (16,), dict(bias='no'), TypeError, "bias must be True or False, got 'no'"),
+    ('TransformerBlock', (16, 2), dict(bias=1), TypeError, 'bias must be True or False, got 1'),
+    ('TransformerBlock', (16, 2), dict(norm=None), TypeError, "norm must be 'rms' or 'layer'"),
 ]
 
 
@@ -271,6 +299,8 @@ def test_flax_modules_require_rngs(cls, args):
     as their PyTorch twins built one after the other do."""
     with pytest.raises(TypeError, match='rngs'):
         getattr(d2l_jax, cls)(*args)
+    with pytest.raises(TypeError, match=re.escape('rngs must be an nnx.Rngs, e.g. nnx.Rngs(0)')):
+        getattr(d2l_jax, cls)(*args, rngs=None)
     first, second, again = (
         getattr(d2l_jax, cls)(*args, rngs=nnx.Rngs(seed)) for seed in (0, 1, 0)
     )
@@ -339,10 +369,54 @@ def test_generate_is_reproducible_and_extends_the_prefix(fw):
     other = d2l.generate(model, vocab, 'the time', 12, temperature=1.0, seed=4)
     assert first == again and first.startswith('the time')
     assert first != other
-    for bad, message in ((dict(temperature=0.0), 'temperature'), (dict(prefix=''), 'prefix')):
-        kwargs = dict(prefix='ab', temperature=1.0) | bad
-        with pytest.raises(ValueError, match=message):
-            d2l.generate(model, vocab, kwargs['prefix'], 3, temperature=kwargs['temperature'])
+
+
+@pytest.mark.parametrize('framework', FRAMEWORKS)
+@pytest.mark.parametrize(
+    'bad, error, message',
+    [
+        (dict(temperature=0.0), ValueError, 'temperature must be a number > 0, got 0.0'),
+        (dict(prefix=''), ValueError, "prefix must be a non-empty string, got ''"),
+        (dict(prefix=5), TypeError, 'prefix must be a non-empty string, got 5'),
+        (dict(num_chars=-1), ValueError, 'num_chars must be an int >= 0, got -1'),
+        (dict(seed=1.5), TypeError, 'seed must be an int >= 0, got 1.5'),
+        (dict(seed=-1), ValueError, 'seed must be an int >= 0, got -1'),
+    ],
+)
+def test_generate_rejects_bad_arguments(fw, bad, error, message):
+    model = fw.make('CharLM', 28, num_hiddens=16, num_heads=2, max_len=8)
+    arguments = dict(prefix='ab', num_chars=3, temperature=1.0, seed=0) | bad
+    with pytest.raises(error, match=re.escape(message)):
+        fw.d2l.generate(model, Letters(), **arguments)
+
+
+@pytest.mark.parametrize(
+    'name', ['MultiHeadAttention', 'FeedForward', 'TransformerBlock', 'CharLM']
+)
+def test_twins_take_the_same_arguments_with_the_same_defaults(name):
+    """Apart from Flax's required ``rngs``, the twins' constructors agree, down
+    to the type of each default (``dropout=0.0`` in both, not 0 in one)."""
+
+    def parameters(cls):
+        return [
+            (p.name, p.default, type(p.default))
+            for p in inspect.signature(cls.__init__).parameters.values()
+            if p.name not in ('self', 'rngs')
+        ]
+
+    assert parameters(getattr(d2l_torch, name)) == parameters(getattr(d2l_jax, name))
+
+
+@pytest.mark.parametrize('framework', FRAMEWORKS)
+def test_the_block_and_its_attention_share_the_dropout_default(fw):
+    def dropout_default(cls):
+        return inspect.signature(cls.__init__).parameters['dropout'].default
+
+    block, attention = (
+        dropout_default(getattr(fw.d2l, name))
+        for name in ('TransformerBlock', 'MultiHeadAttention')
+    )
+    assert (block, type(block)) == (attention, type(attention)) == (0.0, float)
 
 
 def stream_gain(fw, pre_norm, norm, X, scale):
