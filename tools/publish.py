@@ -173,7 +173,6 @@ def write_notebooks(
     """The executed notebooks, with ``commit`` in their install cell, as
     <framework>/<page>.ipynb."""
     for framework in FRAMEWORKS:
-        cell = colab.install_source(framework, layout, commit=commit, repository=install_from)
         for rel in sections:
             notebook = nbformat.read(layout.executed(framework, rel), as_version=4)
             install = next((c for c in notebook.cells if c.get('id') == colab.CELL_ID), None)
@@ -182,6 +181,12 @@ def write_notebooks(
                     f'{layout.executed(framework, rel)} has no install cell '
                     f'(id {colab.CELL_ID!r}); run `make book`, then publish again'
                 )
+            sources = [
+                c.source for c in notebook.cells if c.cell_type == 'code' and c is not install
+            ]
+            cell = colab.install_source(
+                framework, layout, commit=commit, repository=install_from, sources=sources
+            )
             install.source, install.outputs, install.execution_count = cell, [], None
             write_atomic(target / framework / f'{rel}.ipynb', nbformat.writes(notebook) + '\n')
 

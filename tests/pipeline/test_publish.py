@@ -138,7 +138,7 @@ def test_publishes_the_site_and_the_notebooks_at_the_links_paths(built, tmp_path
         text = git(built.remote, 'show', f'notebooks:{framework}/ch/sec.ipynb')
         notebook = nbformat.reads(text, as_version=4)
         assert (
-            f'"d2l_mini @ git+https://github.com/owner/book@{built.commit}"'
+            f'LIBRARY = "git+https://github.com/owner/book@{built.commit}"'
             in notebook.cells[0].source
         )
         assert notebook.cells[0].outputs == []
@@ -157,7 +157,7 @@ def test_dry_run_writes_both_trees_and_pushes_nothing(built, tmp_path):
         built.layout,
         remote=str(built.remote),
         dry_run=out,
-        install_from='file:///srv/mirror.git',
+        install_from='file://localhost/srv/mirror.git',
         progress=lambda line: None,
     )
     assert remote_state(built.remote) == before
@@ -166,7 +166,7 @@ def test_dry_run_writes_both_trees_and_pushes_nothing(built, tmp_path):
         out / 'gh-pages' / 'index.html'
     ).is_file()
     cell = nbformat.read(out / 'notebooks' / 'jax' / 'ch' / 'sec.ipynb', as_version=4).cells[0]
-    assert f'git+file:///srv/mirror.git@{built.commit}' in cell.source
+    assert f'git+file://localhost/srv/mirror.git@{built.commit}' in cell.source
     with pytest.raises(PublishError, match='not empty'):
         publish(built.layout, dry_run=out, progress=lambda line: None)
 
