@@ -5,6 +5,7 @@ import io
 import os
 import subprocess
 import sys
+import warnings
 
 import pytest
 
@@ -67,11 +68,57 @@ def test_both_frameworks_export_progress(framework):
     assert d2l.progress is progress_module.progress and 'progress' in d2l.__all__
 
 
-def test_the_jupyter_bar_is_silenced_too(monkeypatch):
-    """tqdm's Jupyter bar passes disable=False over TQDM_DISABLE; ours does not."""
+def in_a_kernel(monkeypatch, widgets):
+    """As in a Jupyter kernel, with or without ipywidgets."""
+    real_find_spec = importlib.util.find_spec
+    monkeypatch.setattr(progress_module, 'in_jupyter_kernel', lambda: True)
+    monkeypatch.setattr(
+        importlib.util,
+        'find_spec',
+        lambda name, *a: (
+            (real_find_spec(name, *a) if widgets else None)
+            if name == 'ipywidgets'
+            else real_find_spec(name, *a)
+        ),
+    )
+
+
+def test_a_kernel_with_ipywidgets_gets_the_widget(monkeypatch):
     from tqdm.notebook import tqdm as jupyter_bar
 
-    monkeypatch.setattr(progress_module, 'tqdm', jupyter_bar)
+    in_a_kernel(monkeypatch, widgets=True)
+    assert progress_module.bar_class() is jupyter_bar
+
+
+def test_a_kernel_without_ipywidgets_gets_one_quiet_text_line(monkeypatch):
+    """No TqdmWarning (tqdm.auto warns 'IProgress not found'), and a text bar that
+    redraws at most once a second: a loop of a thousand quick steps draws a few times."""
+    from tqdm import std
+
+    in_a_kernel(monkeypatch, widgets=False)
+    monkeypatch.delenv('TQDM_DISABLE', raising=False)
+    out = io.StringIO()
+    with warnings.catch_warnings():
+        warnings.simplefilter('error')
+        bar = progress_module.progress(range(1000), desc='steps', delay=0, file=out)
+        assert type(bar) is std.tqdm and bar.mininterval == progress_module.TEXT_REFRESH_S
+        for _ in bar:
+            pass
+    drawn = out.getvalue()
+    assert drawn.count('\r') <= 3 and '\n' not in drawn.rstrip('\n')
+    assert drawn.rsplit('\r', 1)[-1].startswith('steps: 100%')
+
+
+def test_outside_a_kernel_the_bar_is_text():
+    from tqdm import std
+
+    assert not progress_module.in_jupyter_kernel()
+    assert progress_module.bar_class() is std.tqdm
+
+
+def test_the_jupyter_bar_is_silenced_too(monkeypatch):
+    """tqdm's Jupyter bar passes disable=False over TQDM_DISABLE; ours does not."""
+    in_a_kernel(monkeypatch, widgets=True)
     monkeypatch.setenv('TQDM_DISABLE', '1')
     assert progress_module.progress(range(3), delay=0).disable
     monkeypatch.setenv('TQDM_DISABLE', '0')
