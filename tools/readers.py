@@ -206,8 +206,13 @@ def first_failure(notebook: nbformat.NotebookNode) -> str | None:
         where = f'cell {index} (id {cell.get("id")})'
         for output in cell.outputs:
             if output.get('output_type') == 'error':
-                evalue = clean_text(output.get('evalue', '')).strip().splitlines()
-                return f'{where}: {output.get("ename")}: {(evalue or [""])[0][:200]}'
+                lines = [
+                    line for line in clean_text(output.get('evalue', '')).splitlines() if line
+                ]
+                said = (
+                    ' ... '.join(dict.fromkeys([lines[0][:200], lines[-1][:200]])) if lines else ''
+                )
+                return f'{where}: {output.get("ename")}: {said}'
         warned = warnings_in(cell)
         if warned:
             return f'{where}: a warning: {warned[0][:200]}'
@@ -310,7 +315,7 @@ def publish_locally(layout: Layout, base: Path, unexecuted: bool, progress: Prog
     remote = base / 'book.git'
     if not remote.is_dir():
         remote.mkdir(parents=True)
-        git(remote, 'init', '--quiet', '--bare')
+        git(remote, 'init', '--quiet', '--bare', '--initial-branch', 'main')  # pip clones HEAD
     git(layout.root, 'push', '--quiet', '--force', str(remote), f'{commit}:refs/heads/main')
     install_from = f'file://localhost{remote}'
     branch = branches(layout)['notebooks']
