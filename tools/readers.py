@@ -264,13 +264,14 @@ def run_environment(
     environment: Environment,
     notebooks: Path,
     base: Path,
+    envs: Path,
     python: str,
     fresh: bool,
     layout: Layout,
     progress: Progress,
 ) -> tuple[list[Result], float]:
     started = time.monotonic()
-    interpreter = prepare(environment, base / 'envs', python, fresh, progress)
+    interpreter = prepare(environment, envs, python, fresh, progress)
     results = []
     for name in environment.notebooks:
         workdir = base / 'work' / environment.name / name
@@ -371,10 +372,12 @@ def readers(
     unexecuted: bool = False,
     python: str | None = None,
     fresh: bool = False,
+    envs: Path | None = None,
     progress: Progress = print,
 ) -> list[Result]:
     """Run the matrix (or the environments ``names``, and of their notebooks those in
-    ``notebooks``); returns the results, raises ReadersFailed if any notebook failed."""
+    ``notebooks``); returns the results, raises ReadersFailed if any notebook failed.
+    ``envs``: where the environments are kept (default: _build/readers/envs)."""
     pages = find_sections(layout)
     matrix = environments(layout, pages)
     unknown = sorted(set(names or ()) - set(matrix))
@@ -399,7 +402,7 @@ def readers(
     results, times = [], {}
     for environment in chosen:
         done, times[environment.name] = run_environment(
-            environment, clone, base, python, fresh, layout, progress
+            environment, clone, base, envs or base / 'envs', python, fresh, layout, progress
         )
         results += done
     report = table(results, times)

@@ -108,8 +108,8 @@ def pip_install(*arguments):
         advice = [what for said_so, what in ADVICE.items() if re.search(said_so, said)]
         raise RuntimeError(f"pip could not install {' '.join(arguments)}:\\n{said}\\n\\n"
                            + (advice or ["Run this cell again once pip's error is fixed."])[0])
-    if said:
-        print(said)
+    if "ERROR" in said:  # pip installed, but reports a conflict with packages it kept
+        print(said[said.index("ERROR"):])
 
 
 install, keep, made_with, imported = [], [], [], []
