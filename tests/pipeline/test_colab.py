@@ -66,6 +66,9 @@ class Machine:
             if name in self.broken:
                 raise ImportError(f'libcudart.so.12: cannot open shared object file ({name})')
 
+        # As in a fresh kernel: none of the packages imported yet (other tests import them).
+        for module in ('torch', 'jax', 'jaxlib', 'flax', 'optax', 'sklearn', 'yaml'):
+            monkeypatch.delitem(sys.modules, module, raising=False)
         monkeypatch.setattr(importlib.metadata, 'version', version)
         monkeypatch.setattr(importlib.metadata, 'distribution', distribution)
         monkeypatch.setattr(subprocess, 'run', run)
@@ -240,8 +243,8 @@ def test_a_framework_that_is_installed_but_broken_stops_the_cell(cells, monkeypa
 
 
 def test_replacing_a_package_this_kernel_imported_asks_for_a_restart(cells, monkeypatch):
-    monkeypatch.setitem(sys.modules, 'sklearn', sys.modules.get('sklearn', object()))
     machine = Machine(monkeypatch, {**PINNED_TORCH, 'd2l_mini': 'local'})
+    monkeypatch.setitem(sys.modules, 'sklearn', object())  # imported by an earlier cell
     with pytest.raises(RuntimeError, match=r'Installed scikit-learn.*restart the kernel'):
         machine.run(cells['pytorch'])
     assert machine.pip_calls == ['--quiet scikit-learn==1.9.1 torch>=2.13.0']
