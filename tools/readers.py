@@ -44,6 +44,7 @@ import time
 from pathlib import Path
 
 import nbformat
+from packaging.utils import canonicalize_name
 
 from tools.frameworks import FRAMEWORKS
 from tools.paths import Layout, write_atomic
@@ -125,13 +126,14 @@ def python_version(python: str) -> str:
 
 
 def installed(python: Path) -> dict[str, str]:
+    """``package -> version`` of what ``python``'s environment holds (canonical names)."""
     listed = subprocess.run(
         [str(python), '-m', 'pip', 'list', '--format=json', '--disable-pip-version-check'],
         capture_output=True,
         text=True,
         check=True,
     ).stdout
-    return {entry['name'].lower(): entry['version'] for entry in json.loads(listed)}
+    return {canonicalize_name(entry['name']): entry['version'] for entry in json.loads(listed)}
 
 
 def pip(python: Path, environment: Environment, *arguments: str) -> None:
