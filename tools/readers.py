@@ -54,9 +54,11 @@ from tools.source.sections import find_sections
 from tools.steps import Progress, StepFailed, UsageError
 
 CELL_TIMEOUT = 3600  # seconds for one cell: the longest trainings on two busy cores
-# A progress bar's text line; more of them than this in one cell is a flood.
-BAR_LINE = re.compile(r'\d+%\|.*\| *\d+/\d+')
-MAX_BAR_LINES = 4
+# A progress bar's text line, with its count. Once a notebook's carriage returns are
+# applied (as Jupyter does when it saves), a bar leaves one line, at its end; lines of
+# unfinished counts beyond a few are a flood.
+BAR_LINE = re.compile(r'\|\s*(\d+)/(\d+)\s*\[')
+MAX_UNFINISHED = 2
 # The newest releases, for the newest environments (besides the framework's packages).
 NEWEST_ALSO = ('numpy', 'matplotlib', 'scikit-learn')
 # The first notebook of each framework in the bare environments, and the second.
@@ -219,9 +221,10 @@ def first_failure(notebook: nbformat.NotebookNode) -> str | None:
         if warned:
             return f'{where}: a warning: {warned[0][:200]}'
         text = ''.join(o.get('text', '') for o in cell.outputs if o.get('output_type') == 'stream')
-        bars = len(BAR_LINE.findall(clean_text(text)))
-        if bars > MAX_BAR_LINES:
-            return f'{where}: {bars} progress-bar lines in its output'
+        bars = BAR_LINE.findall(clean_text(text))
+        unfinished = sum(done != total for done, total in bars)
+        if unfinished > MAX_UNFINISHED:
+            return f'{where}: {unfinished} lines of unfinished progress bars in its output'
     return None
 
 
