@@ -341,8 +341,10 @@ def test_a_commit_must_be_a_full_commit_id(project):
         colab.install_source('pytorch', project.layout, commit='main')
 
 
-def test_the_repository_falls_back_without_config(project):
+def test_the_repository_comes_from_the_config(project):
+    assert colab.repository_url(project.layout) == 'https://example.org/owner/book'
     project.layout.config.unlink()
-    assert colab.repository_url(project.layout) == colab.DEFAULT_REPOSITORY
+    with pytest.raises(ValueError, match=r'repository.url is not set in .*_config.yml'):
+        colab.install_source('pytorch', project.layout)
     with pytest.raises(ValueError, match='framework'):
         colab.install_source('tensorflow', project.layout)

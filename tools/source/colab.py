@@ -41,7 +41,6 @@ from tools.paths import Layout, read_config
 from tools.steps import UsageError
 
 CELL_ID = 'install'
-DEFAULT_REPOSITORY = 'https://github.com/d2l-mini/transformer-block-book'
 # The URL schemes that pip's git+ accepts; file:// needs a host (file://localhost/...),
 # since the pip that Python 3.11 and 3.12 ship rejects git+file:///path.
 GIT_SCHEMES = ('https', 'http', 'ssh', 'git', 'file')
@@ -153,9 +152,14 @@ for module in $modules:
 
 
 def repository_url(layout: Layout) -> str:
-    """``repository.url`` from ``_config.yml``, or the book's default repository."""
+    """``repository.url`` from ``_config.yml``; UsageError when it is not set."""
     url = (read_config(layout).get('repository') or {}).get('url')
-    return str(url).rstrip('/') if url else DEFAULT_REPOSITORY
+    if not url:
+        raise UsageError(
+            f'repository.url is not set in {layout.config}: the install cell installs '
+            'd2l_mini from that repository; set it to https://github.com/<owner>/<name>'
+        )
+    return str(url).rstrip('/')
 
 
 def pinned_versions(layout: Layout) -> dict[str, str]:
