@@ -76,6 +76,17 @@ class Environment:
     notebooks: tuple[str, ...]  # '<framework>/<page>', run in this order
     newest: bool = False  # newest releases: pip upgraded, no constraint file
 
+    @property
+    def frameworks(self) -> tuple[str, ...]:
+        """The frameworks of its notebooks, in the order they first run."""
+        return tuple(dict.fromkeys(name.split('/')[0] for name in self.notebooks))
+
+    def running(self, notebooks: list[str]) -> Environment:
+        """The environment running ``notebooks`` instead, those of its frameworks, a
+        framework's after the other's as in its own order (bare: PyTorch's first, or JAX's)."""
+        chosen = tuple(nb for fw in self.frameworks for nb in notebooks if nb.split('/')[0] == fw)
+        return dataclasses.replace(self, notebooks=chosen)
+
     def pip_env(self) -> dict[str, str]:
         """The environment of its pip calls (and of its kernels, whose install cell runs
         pip): for the newest releases, without the machine's pip constraint file."""
@@ -380,15 +391,16 @@ def readers(
     envs: Path | None = None,
     progress: Progress = print,
 ) -> list[Result]:
-    """Run the matrix (or the environments ``names``, and of their notebooks those in
-    ``notebooks``); returns the results, raises ReadersFailed if any notebook failed.
+    """Run the matrix (or the environments ``names``; each running, of ``notebooks``,
+    those of its frameworks instead of its own); returns the results, raises
+    ReadersFailed if any notebook failed.
     ``envs``: where the environments are kept (default: _build/readers/envs)."""
     pages = find_sections(layout)
     matrix = environments(layout, pages)
     unknown = sorted(set(names or ()) - set(matrix))
     if unknown:
         raise UsageError(f'no environment named {unknown}: choose from {sorted(matrix)}')
-    known = {nb for env in matrix.values() for nb in env.notebooks}
+    known = {f'{fw}/{page}' for fw in FRAMEWORKS for page in pages}
     strange = sorted(set(notebooks or ()) - known)
     if strange:
         raise UsageError(
@@ -396,10 +408,7 @@ def readers(
         )
     chosen = [matrix[name] for name in (names or matrix)]
     if notebooks:
-        chosen = [
-            dataclasses.replace(env, notebooks=tuple(n for n in env.notebooks if n in notebooks))
-            for env in chosen
-        ]
+        chosen = [env.running(notebooks) for env in chosen]
         chosen = [env for env in chosen if env.notebooks]
     python = python or sys.executable
     base = layout.build / 'readers'

@@ -58,6 +58,14 @@ def test_the_matrix_has_bare_lowest_and_newest_environments():
         newest.packages
     )
     assert newest.pip_env()['PIP_CONSTRAINT'] == ''  # lifts a machine's cap on versions
+    # Other notebooks: those of the environment's frameworks, in its frameworks' order.
+    chosen = ['pytorch/how-to-use', 'jax/how-to-use', 'jax/transformer-block/vit']
+    assert matrix['bare-jax-first'].running(chosen).notebooks == (
+        'jax/how-to-use',
+        'jax/transformer-block/vit',
+        'pytorch/how-to-use',
+    )
+    assert lowest.running(chosen).notebooks == ('jax/how-to-use', 'jax/transformer-block/vit')
 
 
 def cell(*outputs, id='c001'):
@@ -150,15 +158,19 @@ def test_readers_run_the_published_notebooks(tmp_path, monkeypatch):
     root = tmp_path / 'book'
     snapshot(root)
     layout = Layout(root)
-    log = []
-    results = readers.readers(
-        layout,
-        names=list(SLICE),
-        notebooks=sorted({nb for nbs in SLICE.values() for nb in nbs}),
-        unexecuted=True,
-        envs=Layout().build / 'readers' / 'envs',  # kept between runs
-        progress=log.append,
-    )
+    log, results = [], []
+    for names, notebooks in (
+        (['bare-pytorch-first', 'bare-jax-first'], ['pytorch/how-to-use', 'jax/how-to-use']),
+        (['lowest-jax', 'newest-jax'], ['jax/how-to-use', 'jax/transformer-block/block-by-hand']),
+    ):
+        results += readers.readers(
+            layout,
+            names=names,
+            notebooks=notebooks,
+            unexecuted=True,
+            envs=Layout().build / 'readers' / 'envs',  # kept between runs
+            progress=log.append,
+        )
     print('\n'.join(log))
     ran = [(r.environment, r.notebook) for r in results]
     assert ran == [(env, nb) for env, nbs in SLICE.items() for nb in nbs]
