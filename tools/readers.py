@@ -89,10 +89,11 @@ class Environment:
 
     def pip_env(self) -> dict[str, str]:
         """The environment of its pip calls (and of its kernels, whose install cell runs
-        pip): for the newest releases, without the machine's pip constraint file."""
+        pip): for the newest releases, without the machine's pip configuration files,
+        which may cap versions (``PIP_*`` variables, such as an extra index, still hold)."""
         env = {k: v for k, v in os.environ.items() if k not in ('PYTHONPATH', 'VIRTUAL_ENV')}
         if self.newest:
-            env['PIP_CONSTRAINT'] = ''
+            env['PIP_CONFIG_FILE'] = os.devnull
         return env
 
 
