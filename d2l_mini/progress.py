@@ -2,7 +2,8 @@
 
 ``progress`` makes a tqdm bar: tqdm's widget in a Jupyter kernel that has ipywidgets
 (Colab, JupyterLab), and tqdm's text bar elsewhere, which in a notebook is a single
-line that overwrites itself, redrawn at most every ``TEXT_REFRESH_S`` seconds. Unlike
+line that overwrites itself, redrawn at most every ``TEXT_REFRESH_S`` seconds (of bars
+inside one another there, only the outermost shows). Unlike
 ``tqdm.auto``, it warns about nothing when ipywidgets is missing. A bar shows up only
 once its loop has run for ``DELAY_S`` seconds, so quick loops print nothing.
 ``TQDM_DISABLE`` set in the environment (to anything but ``''`` or ``'0'``) turns
@@ -12,6 +13,7 @@ every bar off; the book's build sets it, so its pages show no bars.
 import importlib.util
 import os
 import sys
+import weakref
 
 from tqdm import std
 
@@ -19,6 +21,7 @@ from d2l_mini.checks import count
 
 DELAY_S = 2.0
 TEXT_REFRESH_S = 1.0
+_text_bars = weakref.WeakSet()  # the text bars made in a notebook (closed ones disabled)
 
 
 def disabled_by_environment():
@@ -54,7 +57,15 @@ def progress(iterable=None, total=None, desc=None, leave=True, **options):
     options.setdefault('delay', DELAY_S)
     options.setdefault('disable', disabled_by_environment())
     tqdm = bar_class()
-    if tqdm is std.tqdm and in_jupyter_kernel():
+    text_in_notebook = tqdm is std.tqdm and in_jupyter_kernel()
+    if text_in_notebook:
         # Each redraw of a text bar is a message to the notebook: a few, not hundreds.
         options.setdefault('mininterval', TEXT_REFRESH_S)
-    return tqdm(iterable, total=total, desc=desc, leave=leave, **options)
+        # A notebook cannot move its cursor up, so a bar inside another (train_lm inside
+        # a sweep) would print a line at every redraw: only the outer one shows.
+        if any(not bar.disable for bar in _text_bars):
+            options['disable'] = True
+    bar = tqdm(iterable, total=total, desc=desc, leave=leave, **options)
+    if text_in_notebook:
+        _text_bars.add(bar)
+    return bar

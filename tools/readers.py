@@ -215,13 +215,15 @@ def kernel_env(environment: Environment, layout: Layout) -> dict[str, str]:
 
 
 def first_failure(notebook: nbformat.NotebookNode) -> str | None:
-    """'cell N (id X): Error: message' of the first cell that failed, warned or flooded."""
+    """'cell N (id X): Error: message' of the first cell that failed (other than by the
+    error a ``raises-exception`` cell is meant to raise), warned or flooded."""
     for index, cell in enumerate(notebook.cells):
         if cell.cell_type != 'code':
             continue
         where = f'cell {index} (id {cell.get("id")})'
+        expected = 'raises-exception' in cell.metadata.get('tags', [])
         for output in cell.outputs:
-            if output.get('output_type') == 'error':
+            if output.get('output_type') == 'error' and not expected:
                 lines = [
                     line for line in clean_text(output.get('evalue', '')).splitlines() if line
                 ]
@@ -299,6 +301,7 @@ def run_environment(
             notebook = run_notebook(
                 notebooks / f'{name}.ipynb', interpreter, workdir, kernel_env(environment, layout)
             )
+            nbformat.write(notebook, workdir / 'executed.ipynb')  # to look into
             failure = first_failure(notebook)
             install = notebook.cells[0] if notebook.cells else {'outputs': []}
             printed = ''.join(o.get('text', '') for o in install.get('outputs', []))

@@ -12,6 +12,7 @@ import pytest
 from d2l_mini import progress as progress_module
 from tools.paths import ROOT
 from tools.run.kernel import kernel_environment
+from tools.run.outputs import clean_text
 
 # A loop of three steps with a bar shown at once; prints how many it counted
 # (a disabled bar counts nothing).
@@ -107,6 +108,24 @@ def test_a_kernel_without_ipywidgets_gets_one_quiet_text_line(monkeypatch):
     drawn = out.getvalue()
     assert drawn.count('\r') <= 3 and '\n' not in drawn.rstrip('\n')
     assert drawn.rsplit('\r', 1)[-1].startswith('steps: 100%')
+
+
+def test_in_a_kernel_without_ipywidgets_only_the_outer_of_nested_bars_shows(monkeypatch):
+    """Inner bars (train_lm's, inside a sweep's) would print a line at every redraw of
+    the outer one: once carriage returns apply, one line per loop stays."""
+    in_a_kernel(monkeypatch, widgets=False)
+    monkeypatch.delenv('TQDM_DISABLE', raising=False)
+    out = io.StringIO()
+    runs = progress_module.progress(range(3), desc='runs', delay=0, file=out, mininterval=0)
+    for _ in runs:
+        inner = progress_module.progress(range(50), desc='training', delay=0, file=out)
+        assert inner.disable
+        for _ in inner:
+            pass
+    lines = [line for line in clean_text(out.getvalue()).split('\n') if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith('runs: 100%')
+    after = progress_module.progress(range(2), desc='next', delay=0, file=out)
+    assert not after.disable  # the outer bar is closed: a new loop shows again
 
 
 def test_outside_a_kernel_the_bar_is_text():

@@ -82,6 +82,9 @@ def test_a_notebook_fails_on_an_error_a_warning_or_a_flood_of_progress_lines():
     )
     ok = cell(stream('loss 1.2\n'), id='c000')
     assert readers.first_failure(nbformat.v4.new_notebook(cells=[ok])) is None
+    meant = cell(error, id='c009')
+    meant.metadata['tags'] = ['raises-exception']
+    assert readers.first_failure(nbformat.v4.new_notebook(cells=[meant, ok])) is None
     failed = nbformat.v4.new_notebook(cells=[ok, cell(error)])
     assert readers.first_failure(failed) == (
         "cell 1 (id c001): AttributeError: module 'flax.nnx' has no attribute"
