@@ -232,9 +232,14 @@ def test_split_cell_names_no_commit_and_the_published_one_does(project, monkeypa
         colab.install_source('pytorch', project.layout, repository='x" && rm -rf ~ "')
 
 
-def test_colab_repository_falls_back_without_config(project):
-    project.layout.config.unlink()
-    assert colab.repository_url(project.layout) == colab.DEFAULT_REPOSITORY
+def test_the_install_cell_needs_the_repository_of_the_config(project, capsys):
+    project.layout.config.write_text('title: A book without a repository\n')
+    with pytest.raises(ValueError, match=r'repository\.url is not set in .*_config\.yml'):
+        colab.install_source('pytorch', project.layout)
+    project.section('ch/a', project.code('x = 1'))
+    assert main(['split', 'book/ch/a.md'], project.layout) == 2
+    assert 'repository.url is not set' in capsys.readouterr().err
+    assert not project.layout.notebook('pytorch', 'ch/a').exists()
     with pytest.raises(ValueError, match='framework'):
         colab.install_source('tensorflow', project.layout)
 

@@ -27,7 +27,6 @@ from tools.paths import Layout, read_config
 from tools.steps import UsageError
 
 CELL_ID = 'install'
-DEFAULT_REPOSITORY = 'https://github.com/d2l-mini/transformer-block-book'
 
 # $names are filled in by install_source(); the rest is the cell as readers see it.
 TEMPLATE = string.Template("""\
@@ -63,9 +62,14 @@ $gpu    packages = " ".join(install)
 
 
 def repository_url(layout: Layout) -> str:
-    """``repository.url`` from ``_config.yml``, or the book's default repository."""
+    """``repository.url`` from ``_config.yml``; UsageError when it is not set."""
     url = (read_config(layout).get('repository') or {}).get('url')
-    return str(url).rstrip('/') if url else DEFAULT_REPOSITORY
+    if not url:
+        raise UsageError(
+            f'repository.url is not set in {layout.config}: the install cell installs '
+            'd2l_mini from that repository; set it to https://github.com/<owner>/<name>'
+        )
+    return str(url).rstrip('/')
 
 
 def pinned_versions(layout: Layout) -> dict[str, str]:
