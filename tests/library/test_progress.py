@@ -9,8 +9,9 @@ import sys
 import pytest
 
 from d2l_mini import progress as progress_module
-from tools.paths import ROOT
+from tools.paths import ROOT, Layout
 from tools.run.kernel import kernel_environment
+from tools.run.settings import read_settings
 
 # A loop of three steps with a bar shown at once; prints how many it counted
 # (a disabled bar counts nothing).
@@ -37,7 +38,7 @@ def run_loop(env: dict) -> subprocess.CompletedProcess:
 
 
 def test_the_kernel_environment_silences_progress_bars():
-    silenced = run_loop(kernel_environment(1))
+    silenced = run_loop(kernel_environment(1, read_settings(Layout()).kernel_env))
     assert silenced.stdout.strip() == 'counted 0'
     assert silenced.stderr == ''
 
@@ -62,7 +63,6 @@ def test_progress_counts_and_validates():
 
 @pytest.mark.parametrize('framework', ['torch', 'jax'])
 def test_both_frameworks_export_progress(framework):
-    pytest.importorskip({'torch': 'torch', 'jax': 'flax'}[framework])
     d2l = importlib.import_module(f'd2l_mini.{framework}')
     assert d2l.progress is progress_module.progress and 'progress' in d2l.__all__
 
