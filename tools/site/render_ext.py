@@ -34,10 +34,10 @@ import re
 from collections.abc import Callable
 from importlib import metadata
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from bs4 import BeautifulSoup, Tag
 from docutils import nodes
-from myst_nb.sphinx_ import HideCodeCellNode, depart_HideCellInput
 from sphinx.application import Sphinx
 from sphinx.config import Config
 from sphinx.errors import ExtensionError
@@ -45,7 +45,10 @@ from sphinx.transforms.post_transforms import SphinxPostTransform
 from sphinx.util import logging
 from sphinx.util.fileutil import copy_asset
 from sphinx.util.osutil import relative_uri
-from sphinx.writers.html5 import HTML5Translator
+
+if TYPE_CHECKING:
+    from myst_nb.sphinx_ import HideCodeCellNode
+    from sphinx.writers.html5 import HTML5Translator
 
 logger = logging.getLogger(__name__)
 
@@ -323,6 +326,9 @@ def visit_hidden_cell(self: HTML5Translator, node: HideCodeCellNode) -> None:
 
 
 def setup(app: Sphinx) -> dict:
+    # Here, not with the module, which the build's other steps import for its names.
+    from myst_nb.sphinx_ import HideCodeCellNode, depart_HideCellInput
+
     app.add_config_value('notebooks_branch', NOTEBOOKS_BRANCH, 'html', types=[str])
     app.add_config_value('book_frameworks', [], 'html', types=[list])
     app.connect('builder-inited', add_framework_table)
