@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import dataclasses
 import io
@@ -58,6 +59,7 @@ class FakeKernel:
     def __init__(self) -> None:
         self.runs: list[Run] = []
         self.transform = TransformerManager().transform_cell
+        self.cell_seconds = 0.0  # how long each cell takes
 
     async def run_notebook(
         self,
@@ -78,6 +80,7 @@ class FakeKernel:
                 on_cell(index)
             if cell.cell_type != 'code':
                 continue
+            await asyncio.sleep(self.cell_seconds)
             count += 1
             cell.execution_count, cell.outputs = count, []
             printed = io.StringIO()

@@ -19,6 +19,7 @@ import d2l_mini
 from tools.cli import main
 from tools.frameworks import FRAMEWORKS
 from tools.paths import Layout, read_config
+from tools.run import execute as execute_module
 from tools.run.cache import METADATA_KEY, notebook_hash
 from tools.run.execute import ExecutionFailed, execute, plan
 from tools.run.kernel import kernel_environment
@@ -209,6 +210,18 @@ def test_the_longest_notebook_runs_first(two_sections, fake_kernel):
     assert [name for name, _ in fake_kernel.started()] == ['ch/b', 'ch/b', 'ch/a', 'ch/a']
 
 
+def test_long_runs_say_which_cell_they_are_at(project, fake_kernel, monkeypatch):
+    code = project.code
+    project.section('ch/long', code('x = 1'), code('y = 2'), code('z = 3'))
+    monkeypatch.setattr(execute_module, 'PROGRESS_EVERY', 0.02)
+    fake_kernel.cell_seconds = 0.1
+    _, log = run(project, frameworks=('jax',))
+    at = [line for line in log if line.startswith('  ... [jax] ch/long: ')]
+    # The install cell, three cells and the probe: at cells 0 to 4 of 4.
+    cells = [int(re.search(r'at cell (\d) of 4$', line)[1]) for line in at]
+    assert cells == sorted(cells) and {1, 2, 3} <= set(cells), at
+
+
 def test_a_failing_notebook_is_reported_and_the_others_still_run(project, fake_kernel, capsys):
     code = project.code
     project.section(
@@ -383,10 +396,12 @@ print(sum(progress(range(3), desc='loop', delay=0)))"""
 
 
 @pytest.mark.slow
-def test_a_kernel_runs_with_its_environment_in_its_folder_and_is_probed(project):
-    project.section('ch/probed', project.code(PROBED))
+def test_a_kernel_runs_with_its_environment_in_its_folder_and_is_probed(project, monkeypatch):
+    project.section('ch/probed', project.code(PROBED), project.code('import time\ntime.sleep(3)'))
     layout = project.layout
-    records, _ = run(project, frameworks=('jax',), jobs=1)
+    monkeypatch.setattr(execute_module, 'PROGRESS_EVERY', 1.0)
+    records, log = run(project, frameworks=('jax',), jobs=1)
+    assert any(line.endswith('at cell 2 of 3') for line in log), 'nbclient says which cell runs'
     outputs = outputs_of(layout, 'jax', 'ch/probed', PROBED)
     text = ''.join(o['text'] for o in outputs if o['output_type'] == 'stream')
     folder = layout.executed('jax', 'ch/probed').parent
