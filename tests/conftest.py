@@ -50,7 +50,7 @@ def environment_problems(layout: Layout) -> list[str]:
 def pytest_configure(config):
     """No test runs in an environment that lacks a pinned package or the corpus: the
     tests would fail, or skip, for the environment's sake rather than the code's. (The
-    browser tests still skip outside CI on a machine without Chromium.)"""
+    browser tests still skip outside CI on a machine without Chromium or axe-core.)"""
     if hasattr(config, 'workerinput') or config.option.help:
         return  # pytest-xdist's workers: their controller checked
     problems = environment_problems(Layout())

@@ -61,8 +61,8 @@ def skip_or_fail(reason):
 
 
 def chromium_or_skip():
-    """Skip outside CI where the machine has no Chromium (the one skip that is about
-    the machine: tests/conftest.py checks the packages); fail in CI."""
+    """Skip outside CI where the machine has no Chromium, fail in CI (as for axe-core:
+    skip_or_fail). The packages are tests/conftest.py's to check."""
     if not (Path(CHROMIUM).is_file() and os.access(CHROMIUM, os.X_OK)):
         if os.environ.get('CI'):
             pytest.fail(
