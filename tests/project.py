@@ -2,7 +2,10 @@
 
 from pathlib import Path
 
-from tools.paths import Layout
+import yaml
+
+from tools.paths import Layout, read_config
+from tools.run.settings import BLOCK as BOOK_EXECUTE
 
 FRONT_MATTER = """---
 jupytext:
@@ -37,8 +40,13 @@ class Project:
         (root / 'd2l_mini' / '__init__.py').write_text('"""Stand-in library."""\n')
         (root / 'requirements.txt').write_text(REQUIREMENTS)
         (root / 'pyproject.toml').write_text(PYPROJECT)
-        (root / '_config.yml').write_text('repository:\n  url: https://example.org/owner/book\n')
         self.layout = Layout(root)
+        self.configure(repository={'url': 'https://example.org/owner/book'})
+
+    def configure(self, **settings: object) -> None:
+        """Write _config.yml: the repository's execution settings, then ``settings``."""
+        config = {BOOK_EXECUTE: read_config(Layout())[BOOK_EXECUTE], **settings}
+        self.layout.config.write_text(yaml.safe_dump(config, sort_keys=False))
 
     @staticmethod
     def code(source: str, *tags: str) -> str:

@@ -1,4 +1,4 @@
-"""Build the whole book: check d2l_mini, split, execute, merge, render.
+"""Build the whole book: check d2l_mini and the toc, split, execute, merge, render.
 
 Stops at the first failing step with a non-zero exit status.  Ends by printing where
 the HTML is.  ``--no-execute`` runs no kernel: it merges and renders the executed
@@ -16,7 +16,7 @@ from tools.frameworks import TABLE
 from tools.paths import Layout
 from tools.run.execute import execute, use_executed
 from tools.site.merge import merge_all
-from tools.site.render import render
+from tools.site.render import render, site_toc
 from tools.source import save
 from tools.source.sections import find_sections
 from tools.source.split import split_all
@@ -56,6 +56,8 @@ def build(
             f"{names} out of date with the book's #@save cells: run `make save` "
             '(python -m tools save), then build again'
         )
+    # Before any notebook runs: a page that the toc lists and the book lacks stops it.
+    site_toc(layout)
     names = find_sections(layout)
     labels = ' and '.join(fw.label for fw in TABLE)
     step(f'splitting {len(names)} section(s) into {labels} notebooks')

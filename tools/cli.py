@@ -39,7 +39,6 @@ def run_split(args: argparse.Namespace, layout: Layout) -> None:
 
 def run_execute(args: argparse.Namespace, layout: Layout) -> None:
     names = chosen_sections(layout, args.sections)
-    execute.settings()
     execute.execute(
         names,
         layout,

@@ -112,7 +112,7 @@ def check_clean(layout: Layout) -> str:
 
 def published_sections(layout: Layout) -> list[str]:
     """The sections the HTML holds, in the toc's order (as tools.site.render chose them)."""
-    return render.site_toc(layout, progress=lambda line: None)[1]
+    return render.site_toc(layout)[1]
 
 
 def check_fresh(layout: Layout, sections: list[str]) -> Path:

@@ -1,15 +1,13 @@
 """PyTorch and JAX MultiHeadAttention agree once they share weights."""
 
+import jax.numpy as jnp
 import numpy as np
 import pytest
+import torch
+from flax import nnx
 
-torch = pytest.importorskip('torch')
-pytest.importorskip('flax')
-import jax.numpy as jnp  # noqa: E402
-from flax import nnx  # noqa: E402
-
-from d2l_mini import jax as d2l_jax  # noqa: E402
-from d2l_mini import torch as d2l_torch  # noqa: E402
+from d2l_mini import jax as d2l_jax
+from d2l_mini import torch as d2l_torch
 
 B, TQ, TK, D, HEADS = 3, 5, 6, 16, 4
 

@@ -6,16 +6,15 @@ constructor arguments, causal language modelling, reproducible sampling."""
 import inspect
 import re
 
+import jax
 import numpy as np
 import pytest
+import torch
+from flax import nnx
+from jax import numpy as jnp
 
-torch = pytest.importorskip('torch')
-jax = pytest.importorskip('jax')
-from flax import nnx  # noqa: E402
-from jax import numpy as jnp  # noqa: E402
-
-from d2l_mini import jax as d2l_jax  # noqa: E402
-from d2l_mini import torch as d2l_torch  # noqa: E402
+from d2l_mini import jax as d2l_jax
+from d2l_mini import torch as d2l_torch
 
 TOL = 1e-5
 

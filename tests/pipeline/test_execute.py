@@ -1,11 +1,14 @@
-"""tools.run.execute: parallel kernels, the content-hash cache, clean outputs, failures.
+"""tools.run.execute: the content-hash cache, clean outputs, failures, records; and one
+real kernel for each thing only a kernel shows (its environment and the probe's records,
+a failing cell's traceback, a timeout, a dead kernel).
 
-The toy sections use no framework, so their cells run in both kernels without
-importing torch or jax.
+The bookkeeping runs on the stand-in kernel of conftest.py (fake_kernel). The toy
+sections use no framework, so their cells run in either kernel without torch or jax.
 """
 
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -15,23 +18,22 @@ import pytest
 import d2l_mini
 from tools.cli import main
 from tools.frameworks import FRAMEWORKS
+from tools.paths import Layout, read_config
 from tools.run import execute as execute_module
 from tools.run import outputs
 from tools.run.cache import METADATA_KEY, notebook_hash
-from tools.run.execute import ExecutionFailed, execute, plan, settings
+from tools.run.execute import ExecutionFailed, execute, plan
 from tools.run.kernel import kernel_environment
 from tools.run.outputs import clean_text, warnings_in
+from tools.run.settings import auto_jobs, cpu_cores, read_settings
 from tools.site.merge import merge_section
 from tools.source.sections import find_sections
 from tools.source.split import split_section
 
-NOISY = r"""import os, sys
-print("\x1b[31mred\x1b[0m")
+NOISY = r"""print("\x1b[31mred\x1b[0m")
 for step in range(3):
     print(f"\r{step}/3", end="")
-print("\rdone")
-print(os.environ["OMP_NUM_THREADS"], os.environ["NO_COLOR"], os.environ["TQDM_DISABLE"],
-      os.environ["PYTHONHASHSEED"], os.environ["MPLBACKEND"])"""
+print("\rdone")"""
 
 
 def quiet(line):
@@ -52,6 +54,11 @@ def statuses(records):
     return {(r['section'], r['framework']): r['status'] for r in records}
 
 
+def outputs_of(layout, framework, rel, source):
+    notebook = nbformat.read(layout.executed(framework, rel), as_version=4)
+    return next(c for c in notebook.cells if c.source == source).outputs
+
+
 @pytest.fixture
 def two_sections(project):
     code = project.code
@@ -63,22 +70,24 @@ def two_sections(project):
         code('print(a * 10)'),
         code(NOISY),
     )
-    project.section('ch/b', '# B\n', code("print('b')"), code('import os\nprint(os.getcwd())'))
+    project.section('ch/b', '# B\n', code("print('b')"))
     return project
 
 
-@pytest.mark.slow
-def test_both_frameworks_run_and_are_recorded(two_sections):
+# ------------------------------------------------------------- the bookkeeping
+
+
+def test_both_frameworks_run_and_are_recorded(two_sections, fake_kernel):
     layout = two_sections.layout
     records, _ = run(two_sections)
     assert statuses(records) == {
         (s, fw): 'executed' for s in ('ch/a', 'ch/b') for fw in FRAMEWORKS
     }
+    assert sorted(fake_kernel.started()) == sorted(statuses(records))
     printed = {}
     for framework in FRAMEWORKS:
+        printed[framework] = outputs_of(layout, framework, 'ch/a', 'print(a * 10)')[0]['text']
         notebook = nbformat.read(layout.executed(framework, 'ch/a'), as_version=4)
-        cells = {c.source: c for c in notebook.cells}
-        printed[framework] = cells['print(a * 10)'].outputs[0]['text']
         facts = notebook.metadata[METADATA_KEY]
         assert facts['hash'] == notebook_hash(
             nbformat.read(layout.notebook(framework, 'ch/a'), as_version=4), layout
@@ -86,12 +95,6 @@ def test_both_frameworks_run_and_are_recorded(two_sections):
         assert facts['wall_s'] > 0
         assert all(c.id != 'execution-probe' for c in notebook.cells)
     assert printed == {'pytorch': '10\n', 'jax': '20\n'}
-    for framework in FRAMEWORKS:  # kernels work below _build, not in the sources
-        notebook = nbformat.read(layout.executed(framework, 'ch/b'), as_version=4)
-        assert (
-            notebook.cells[-1].outputs[0]['text']
-            == f'{layout.executed(framework, "ch/b").parent}\n'
-        )
     saved = json.loads(layout.records.read_text())
     assert [(r['section'], r['framework']) for r in saved] == [
         ('ch/a', 'pytorch'),
@@ -106,17 +109,28 @@ def test_both_frameworks_run_and_are_recorded(two_sections):
     assert pytorch['python'].count('.') == 2 and 'T' in pytorch['executed_at']
 
 
-@pytest.mark.slow
-def test_outputs_are_clean_and_kernels_get_their_environment(two_sections):
+def test_outputs_are_cleaned(two_sections, fake_kernel):
     run(two_sections)
-    notebook = nbformat.read(two_sections.layout.executed('jax', 'ch/a'), as_version=4)
-    text = next(c for c in notebook.cells if c.source == NOISY).outputs[0]['text']
-    threads = str(max(1, execute_module.cpu_cores() // 2))
-    assert text == f'red\ndone\n{threads} 1 1 0 module://matplotlib_inline.backend_inline\n'
+    assert outputs_of(two_sections.layout, 'jax', 'ch/a', NOISY)[0]['text'] == 'red\ndone\n'
 
 
-@pytest.mark.slow
-def test_a_prose_edit_reexecutes_nothing(two_sections):
+def test_kernels_get_the_settings_threads_and_their_folder(two_sections, fake_kernel, monkeypatch):
+    monkeypatch.delenv('BOOK_JOBS', raising=False)
+    layout = two_sections.layout
+    two_sections.configure(
+        book_execute={'jobs': 1, 'timeout': 99, 'kernel_env': {'BOOK_TEST': 'on'}},
+        repository={'url': 'https://example.org/owner/book'},
+    )
+    run(two_sections, names=['ch/b'], jobs=None)
+    assert [
+        (r.timeout, r.env['BOOK_TEST'], r.env['OMP_NUM_THREADS']) for r in fake_kernel.runs
+    ] == [(99.0, 'on', str(cpu_cores()))] * len(FRAMEWORKS)
+    assert [r.cwd for r in fake_kernel.runs] == [
+        layout.executed(fw, 'ch/b').parent for fw in FRAMEWORKS
+    ]
+
+
+def test_a_prose_edit_reexecutes_nothing(two_sections, fake_kernel):
     layout = two_sections.layout
     run(two_sections)
     path = layout.source('ch/a')
@@ -124,9 +138,10 @@ def test_a_prose_edit_reexecutes_nothing(two_sections):
     path.write_text(
         path.read_text().replace('First words.\n', 'First words.\n\n+++\n\nNew words.\n')
     )
+    fake_kernel.runs.clear()
     records, log = run(two_sections)
     assert set(statuses(records).values()) == {'cached'}
-    assert not any('started' in line for line in log)
+    assert not fake_kernel.runs and not any('started' in line for line in log)
     notebook = nbformat.read(layout.executed('pytorch', 'ch/a'), as_version=4)
     assert any(c.source == 'New words.' for c in notebook.cells)
     merged = merge_section('ch/a', layout)
@@ -136,8 +151,7 @@ def test_a_prose_edit_reexecutes_nothing(two_sections):
     ]
 
 
-@pytest.mark.slow
-def test_planning_writes_nothing(two_sections):
+def test_planning_writes_nothing(two_sections, fake_kernel):
     layout = two_sections.layout
     run(two_sections)
     path = layout.source('ch/a')
@@ -154,11 +168,10 @@ def test_planning_writes_nothing(two_sections):
     assert {fw: layout.executed(fw, 'ch/a').read_text() for fw in FRAMEWORKS} == executed
 
 
-@pytest.mark.slow
-def test_a_new_install_cell_reexecutes_nothing(two_sections):
+def test_a_new_install_cell_reexecutes_nothing(two_sections, fake_kernel):
     layout = two_sections.layout
     run(two_sections)
-    layout.config.write_text('repository:\n  url: https://github.com/other/book\n')
+    two_sections.configure(repository={'url': 'https://github.com/other/book'})
     records, _ = run(two_sections)
     assert set(statuses(records).values()) == {'cached'}
     notebook = nbformat.read(layout.executed('jax', 'ch/a'), as_version=4)
@@ -166,17 +179,15 @@ def test_a_new_install_cell_reexecutes_nothing(two_sections):
         notebook.cells[0].id == 'install'
         and 'git+https://github.com/other/book' in notebook.cells[0].source
     )
-    assert (
-        next(c for c in notebook.cells if c.source == 'print(a * 10)').outputs[0]['text'] == '20\n'
-    )
+    assert outputs_of(layout, 'jax', 'ch/a', 'print(a * 10)')[0]['text'] == '20\n'
 
 
-@pytest.mark.slow
-def test_a_code_edit_reexecutes_only_that_notebook(two_sections):
+def test_a_code_edit_reexecutes_only_that_notebook(two_sections, fake_kernel):
     layout = two_sections.layout
     run(two_sections)
     path = layout.source('ch/a')
     path.write_text(path.read_text().replace('a = 2', 'a = 3'))
+    fake_kernel.runs.clear()
     records, _ = run(two_sections)
     assert statuses(records) == {
         ('ch/a', 'pytorch'): 'cached',
@@ -184,10 +195,65 @@ def test_a_code_edit_reexecutes_only_that_notebook(two_sections):
         ('ch/b', 'pytorch'): 'cached',
         ('ch/b', 'jax'): 'cached',
     }
-    notebook = nbformat.read(layout.executed('jax', 'ch/a'), as_version=4)
-    assert (
-        next(c for c in notebook.cells if c.source == 'print(a * 10)').outputs[0]['text'] == '30\n'
+    assert fake_kernel.started() == [('ch/a', 'jax')]
+    assert outputs_of(layout, 'jax', 'ch/a', 'print(a * 10)')[0]['text'] == '30\n'
+
+
+def test_the_longest_notebook_runs_first(two_sections, fake_kernel):
+    layout = two_sections.layout
+    run(two_sections)
+    saved = json.loads(layout.records.read_text())
+    for record in saved:
+        record['wall_s'] = {'ch/a': 1.0, 'ch/b': 5.0}[record['section']]
+    layout.records.write_text(json.dumps(saved))
+    fake_kernel.runs.clear()
+    run(two_sections, force=True, jobs=1)
+    assert [name for name, _ in fake_kernel.started()] == ['ch/b', 'ch/b', 'ch/a', 'ch/a']
+
+
+def test_long_runs_say_which_cell_they_are_at(project, fake_kernel, monkeypatch):
+    code = project.code
+    project.section('ch/long', code('x = 1'), code('y = 2'), code('z = 3'))
+    monkeypatch.setattr(execute_module, 'PROGRESS_EVERY', 0.02)
+    fake_kernel.cell_seconds = 0.1
+    _, log = run(project, frameworks=('jax',))
+    at = [line for line in log if line.startswith('  ... [jax] ch/long: ')]
+    # The install cell, three cells and the probe: at cells 0 to 4 of 4.
+    cells = [int(re.search(r'at cell (\d) of 4$', line)[1]) for line in at]
+    assert cells == sorted(cells) and {1, 2, 3} <= set(cells), at
+
+
+def test_a_failing_notebook_is_reported_and_the_others_still_run(project, fake_kernel, capsys):
+    code = project.code
+    project.section(
+        'ch/fails',
+        '# Fails\n',
+        code('value = 1'),
+        code('def broken():\n    pass', 'pytorch'),
+        code("def broken():\n    raise ValueError('boom at ' + str(value))", 'jax'),
+        code('broken()', 'pytorch'),
+        code('broken()', 'jax'),
+        code("print('after')"),
     )
+    project.section('ch/fine', code('1 / 0', 'raises-exception'), code("print('fine')"))
+    layout = project.layout
+    stale = layout.executed('jax', 'ch/fails')
+    stale.parent.mkdir(parents=True)
+    stale.write_text('{}')  # an executed copy from an earlier run
+    with pytest.raises(ExecutionFailed) as failure:
+        run(project)
+    message = str(failure.value)
+    assert '[jax] ch/fails failed in notebook cell 4 (id c005): broken()' in message
+    assert 'ValueError: boom at 1' in message
+    assert not stale.exists()
+    assert layout.executed('pytorch', 'ch/fails').is_file()
+    assert layout.executed('jax', 'ch/fine').is_file()
+    saved = statuses(json.loads(layout.records.read_text()))
+    assert saved[('ch/fails', 'jax')] == 'failed' and saved[('ch/fine', 'jax')] == 'executed'
+    assert main(['execute', 'book/ch/fails.md'], layout) == 1
+    err = capsys.readouterr().err
+    assert '[jax] ch/fails failed in notebook cell 4 (id c005): broken()' in err
+    assert 'ValueError: boom at 1' in err
 
 
 def test_a_bad_full_protocol_value_stops_only_the_steps_that_hash(project, monkeypatch, capsys):
@@ -231,47 +297,7 @@ def test_the_hash_covers_code_library_and_pins_but_not_prose(project, monkeypatc
     assert notebook_hash(notebook, layout) != fourth
 
 
-@pytest.mark.slow
-def test_a_failing_cell_stops_with_framework_notebook_cell_and_traceback(project, capsys):
-    code = project.code
-    project.section(
-        'ch/fails',
-        '# Fails\n',
-        code('value = 1'),
-        code('def broken():\n    pass', 'pytorch'),
-        code("def broken():\n    raise ValueError('boom at ' + str(value))", 'jax'),
-        code('broken()', 'pytorch'),
-        code('broken()', 'jax'),
-        code("print('after')"),
-    )
-    project.section('ch/fine', code('1 / 0', 'raises-exception'), code("print('fine')"))
-    layout = project.layout
-    stale = layout.executed('jax', 'ch/fails')
-    stale.parent.mkdir(parents=True)
-    stale.write_text('{}')  # an executed copy from an earlier run
-    with pytest.raises(ExecutionFailed) as failure:
-        run(project)
-    message = str(failure.value)
-    assert '[jax] ch/fails failed in notebook cell 4 (id c005): broken()' in message
-    assert 'ValueError: boom at 1' in message and 'raise ValueError' in message
-    assert '\x1b[' not in message and 'ipykernel_' not in message
-    assert not stale.exists()
-    assert layout.executed('pytorch', 'ch/fails').is_file()
-    assert layout.executed('jax', 'ch/fine').is_file()
-    saved = statuses(json.loads(layout.records.read_text()))
-    assert saved[('ch/fails', 'jax')] == 'failed' and saved[('ch/fine', 'jax')] == 'executed'
-    assert main(['execute', 'book/ch/fails.md'], layout) == 1
-    err = capsys.readouterr().err
-    assert '[jax] ch/fails failed in notebook cell 4 (id c005): broken()' in err
-    assert 'ValueError: boom at 1' in err
-
-
-@pytest.mark.slow
-def test_a_notebook_past_its_timeout_fails(project):
-    project.section('ch/slow', project.code('import time\ntime.sleep(60)'))
-    with pytest.raises(ExecutionFailed, match=r'(?s)ch/slow failed in notebook cell 1.*timed out'):
-        run(project, timeout=8)
-    assert not project.layout.executed('pytorch', 'ch/slow').exists()
+# ------------------------------------------------------------ the settings
 
 
 @pytest.mark.slow
@@ -317,27 +343,70 @@ def test_warnings_in_finds_the_lines_python_and_loggers_print_as_warnings(monkey
     assert warnings_in(stream(logged)) == []
 
 
-def test_settings_validate_the_environment(monkeypatch):
+def test_the_settings_come_from_the_config_and_the_environment(project, monkeypatch):
+    monkeypatch.delenv('BOOK_JOBS', raising=False)
+    monkeypatch.delenv('BOOK_TIMEOUT', raising=False)
+    block = read_config(Layout())['book_execute']
+    settings = read_settings(project.layout)
+    assert settings.timeout == float(block['timeout'])
+    assert settings.kernel_env == {name: str(value) for name, value in block['kernel_env'].items()}
+    assert settings.jobs == (auto_jobs() if block['jobs'] == 'auto' else block['jobs'])
+    monkeypatch.setattr('tools.run.settings.cpu_cores', lambda: 16)
+    assert auto_jobs() == 8
+    monkeypatch.setattr('tools.run.settings.cpu_cores', lambda: 1)
+    assert auto_jobs() == 1
     monkeypatch.setenv('BOOK_JOBS', '3')
     monkeypatch.setenv('BOOK_TIMEOUT', '90')
-    assert settings() == (3, 90.0)
-    monkeypatch.setenv('BOOK_JOBS', 'zero')
-    with pytest.raises(ValueError, match='BOOK_JOBS'):
-        settings()
-    monkeypatch.delenv('BOOK_JOBS')
-    monkeypatch.delenv('BOOK_TIMEOUT')
-    monkeypatch.setattr(execute_module, 'cpu_cores', lambda: 2)
-    assert settings()[0] == 1
-    monkeypatch.setattr(execute_module, 'cpu_cores', lambda: 16)
-    assert settings()[0] == 8
-    monkeypatch.setenv('BOOK_TIMEOUT', '-1')
-    with pytest.raises(ValueError, match='BOOK_TIMEOUT'):
-        settings()
+    assert (read_settings(project.layout).jobs, read_settings(project.layout).timeout) == (3, 90)
+    assert read_settings(project.layout, jobs=2, timeout=5).jobs == 2
+
+
+@pytest.mark.parametrize(
+    'setting, value, message',
+    [
+        ('BOOK_JOBS', 'zero', "BOOK_JOBS must be a positive whole number or auto, got 'zero'"),
+        ('BOOK_JOBS', '1.5', 'BOOK_JOBS must be a positive whole number'),
+        ('BOOK_TIMEOUT', '-1', "BOOK_TIMEOUT must be a positive number of seconds, got '-1'"),
+        ('jobs', 0, 'book_execute.jobs must be a positive whole number or auto, got 0'),
+        ('timeout', 'soon', 'book_execute.timeout must be a positive number of seconds'),
+        ('kernel_env', ['A=1'], 'book_execute.kernel_env must map variable names to values'),
+        ('kernel_env', {'A': [1]}, 'book_execute.kernel_env.A must be a string or a number'),
+    ],
+)
+def test_bad_settings_stop_the_execute_step_by_name(
+    project, monkeypatch, capsys, setting, value, message
+):
+    monkeypatch.delenv('BOOK_JOBS', raising=False)
+    monkeypatch.delenv('BOOK_TIMEOUT', raising=False)
+    if setting.isupper():
+        monkeypatch.setenv(setting, value)
+    else:
+        block = dict(read_config(Layout())['book_execute'], **{setting: value})
+        project.configure(book_execute=block)
+    project.section('ch/a', project.code('x = 1'))
+    with pytest.raises(ValueError, match=re.escape(message)):
+        read_settings(project.layout)
+    assert main(['execute', 'book/ch/a.md'], project.layout) == 2
+    assert message in capsys.readouterr().err
+    assert not project.layout.notebook('pytorch', 'ch/a').exists()
+
+
+def test_without_execution_settings_the_execute_step_says_where_they_go(project, capsys):
+    project.layout.config.write_text('repository:\n  url: https://example.org/owner/book\n')
+    project.section('ch/a', project.code('x = 1'))
+    assert main(['execute', 'book/ch/a.md'], project.layout) == 2
+    assert 'book_execute in ' in capsys.readouterr().err
+
+
+def test_the_kernel_environment_sets_threads_over_the_build_s_own(monkeypatch):
+    monkeypatch.setenv('OMP_NUM_THREADS', '64')
     with pytest.raises(ValueError, match='threads'):
-        kernel_environment(0)
-    env = kernel_environment(1)
+        kernel_environment(0, {})
+    env = kernel_environment(1, {'NO_COLOR': '1'})
     assert env['OMP_NUM_THREADS'] == env['MKL_NUM_THREADS'] == env['OPENBLAS_NUM_THREADS'] == '1'
     assert '--xla_cpu_multi_thread_eigen=false' in env['XLA_FLAGS']
+    assert env['NO_COLOR'] == '1' and env['PATH'] == os.environ['PATH']
+    assert 'xla_cpu_multi_thread_eigen' not in kernel_environment(2, {}).get('XLA_FLAGS', '')
 
 
 def test_clean_text_strips_colour_progress_and_kernel_paths():
@@ -358,6 +427,82 @@ def test_clean_text_names_files_without_the_machine_they_ran_on():
         'File site-packages/jax/_src/api.py:3\n'
         'File site-packages/numpy/core.py:9\n'
     )
+
+
+# ------------------------------------------------------------------ real kernels
+
+PROBED = """import os, sys
+print(os.getcwd())
+print(os.environ['OMP_NUM_THREADS'], os.environ['TQDM_DISABLE'], os.environ['MPLBACKEND'])
+print("\\x1b[31mred\\x1b[0m")
+from d2l_mini.progress import progress
+print(sum(progress(range(3), desc='loop', delay=0)))"""
+
+
+@pytest.mark.slow
+def test_a_kernel_runs_with_its_environment_in_its_folder_and_is_probed(project, monkeypatch):
+    project.section('ch/probed', project.code(PROBED), project.code('import time\ntime.sleep(3)'))
+    layout = project.layout
+    monkeypatch.setattr(execute_module, 'PROGRESS_EVERY', 1.0)
+    records, log = run(project, frameworks=('jax',), jobs=1)
+    assert any(line.endswith('at cell 2 of 3') for line in log), 'nbclient says which cell runs'
+    outputs = outputs_of(layout, 'jax', 'ch/probed', PROBED)
+    text = ''.join(o['text'] for o in outputs if o['output_type'] == 'stream')
+    folder = layout.executed('jax', 'ch/probed').parent
+    env = read_settings(layout).kernel_env
+    threads = cpu_cores()
+    assert text == (f'{folder}\n{threads} {env["TQDM_DISABLE"]} {env["MPLBACKEND"]}\nred\n3\n'), (
+        'the kernel works in its folder, with the settings, and shows no progress bar'
+    )
+    [record] = records
+    assert record['status'] == 'executed'
+    assert set(record['versions']) == {'jax', 'jaxlib', 'flax', 'optax'}
+    assert record['hardware'].startswith(('CPU: ', 'GPU: ', 'TPU: '))
+    facts = nbformat.read(layout.executed('jax', 'ch/probed'), as_version=4).metadata[METADATA_KEY]
+    assert facts['python'] == record['python'] and facts['versions'] == record['versions']
+
+
+@pytest.mark.slow
+def test_a_failing_cell_is_named_with_its_traceback_without_colour(project):
+    code = project.code
+    project.section(
+        'ch/fails',
+        code('value = 1'),
+        code("def broken():\n    raise ValueError('boom at ' + str(value))"),
+        code('1 / 0', 'raises-exception'),
+        code('broken()'),
+        code("print('after')"),
+    )
+    with pytest.raises(ExecutionFailed) as failure:
+        run(project, frameworks=('pytorch',), jobs=1)
+    message = str(failure.value)
+    assert '[pytorch] ch/fails failed in notebook cell 4 (id c003): broken()' in message
+    assert 'ValueError: boom at 1' in message and 'raise ValueError' in message
+    assert '\x1b[' not in message and 'ipykernel_' not in message
+    assert not project.layout.executed('pytorch', 'ch/fails').exists()
+
+
+@pytest.mark.slow
+def test_a_notebook_past_its_timeout_fails_naming_the_setting(project):
+    project.section('ch/slow', project.code('import time\ntime.sleep(60)'))
+    with pytest.raises(ExecutionFailed) as failure:
+        run(project, timeout=8, frameworks=('pytorch',), jobs=1)
+    message = str(failure.value)
+    assert 'ch/slow failed in notebook cell 1' in message and 'timed out' in message
+    assert 'book_execute.timeout in _config.yml, or BOOK_TIMEOUT, sets the limit' in message
+    assert not project.layout.executed('pytorch', 'ch/slow').exists()
+
+
+@pytest.mark.slow
+def test_a_dead_kernel_is_reported(project):
+    project.section(
+        'ch/dies', project.code("print('alive')"), project.code('import os\nos._exit(1)')
+    )
+    with pytest.raises(ExecutionFailed) as failure:
+        run(project, frameworks=('pytorch',), jobs=1)
+    message = str(failure.value)
+    assert '[pytorch] ch/dies failed in notebook cell 2 (id c001): import os' in message
+    assert 'the kernel died' in message
 
 
 @pytest.mark.slow

@@ -3,6 +3,7 @@
 These are the pieces of the CI fan-out (.github/workflows/book.yml): one job per
 framework runs ``python -m tools execute --framework NAME``, a last job gathers the
 executed notebooks and records and runs ``python -m tools build --no-execute``.
+They run on the stand-in kernel of conftest.py (fake_kernel).
 """
 
 import json
@@ -49,8 +50,7 @@ def no_kernels(monkeypatch):
     monkeypatch.setattr(execute_module, 'run_notebook', refuse)
 
 
-@pytest.mark.slow
-def test_one_framework_runs_alone_and_keeps_the_others_records(one_section):
+def test_one_framework_runs_alone_and_keeps_the_others_records(one_section, fake_kernel):
     layout = one_section.layout
     execute(['ch/a'], layout, jobs=1, progress=quiet, frameworks=('jax',))
     assert statuses(layout) == {('ch/a', 'jax'): 'executed'}
@@ -59,6 +59,7 @@ def test_one_framework_runs_alone_and_keeps_the_others_records(one_section):
     assert statuses(layout) == {('ch/a', fw): 'executed' for fw in FRAMEWORKS}
     execute(['ch/a'], layout, jobs=1, progress=quiet, frameworks=('jax',))
     assert statuses(layout) == {('ch/a', 'pytorch'): 'executed', ('ch/a', 'jax'): 'cached'}
+    assert fake_kernel.started() == [('ch/a', 'jax'), ('ch/a', 'pytorch')]
 
 
 def test_the_frameworks_argument_is_checked(one_section):
@@ -71,8 +72,7 @@ def test_the_frameworks_argument_is_checked(one_section):
         execute(['ch/a'], layout, progress=quiet, frameworks=())
 
 
-@pytest.mark.slow
-def test_the_command_line_takes_one_framework(one_section, capsys):
+def test_the_command_line_takes_one_framework(one_section, fake_kernel, capsys):
     layout = one_section.layout
     assert main(['execute', '--framework', 'pytorch', 'book/ch/a.md'], layout) == 0
     assert layout.executed('pytorch', 'ch/a').is_file()
@@ -81,8 +81,9 @@ def test_the_command_line_takes_one_framework(one_section, capsys):
     assert "invalid choice: 'tensorflow'" in capsys.readouterr().err
 
 
-@pytest.mark.slow
-def test_without_executing_missing_notebooks_fail_the_build_by_name(one_section, monkeypatch):
+def test_without_executing_missing_notebooks_fail_the_build_by_name(
+    one_section, fake_kernel, monkeypatch
+):
     layout = one_section.layout
     execute(['ch/a'], layout, jobs=1, progress=quiet, frameworks=('pytorch',))
     no_kernels(monkeypatch)
@@ -94,8 +95,9 @@ def test_without_executing_missing_notebooks_fail_the_build_by_name(one_section,
     assert not layout.merged('ch/a').exists()
 
 
-@pytest.mark.slow
-def test_without_executing_stale_notebooks_fail_the_build_by_name(one_section, monkeypatch):
+def test_without_executing_stale_notebooks_fail_the_build_by_name(
+    one_section, fake_kernel, monkeypatch
+):
     layout = one_section.layout
     execute(['ch/a'], layout, jobs=1, progress=quiet)
     one_section.section(
@@ -110,8 +112,9 @@ def test_without_executing_stale_notebooks_fail_the_build_by_name(one_section, m
         build(layout, progress=quiet, render_html=False, run_kernels=False)
 
 
-@pytest.mark.slow
-def test_without_executing_the_build_merges_what_was_executed(one_section, monkeypatch):
+def test_without_executing_the_build_merges_what_was_executed(
+    one_section, fake_kernel, monkeypatch
+):
     layout = one_section.layout
     one_section.section(
         'ch/a',
@@ -129,8 +132,7 @@ def test_without_executing_the_build_merges_what_was_executed(one_section, monke
     assert statuses(layout) == {('ch/a', fw): 'executed' for fw in FRAMEWORKS}
 
 
-@pytest.mark.slow
-def test_records_of_separate_runs_are_merged(one_section, tmp_path, capsys):
+def test_records_of_separate_runs_are_merged(one_section, fake_kernel, tmp_path, capsys):
     layout = one_section.layout
     runs = {}
     for framework in FRAMEWORKS:
@@ -156,7 +158,7 @@ SECTION = 'fan/out'
 
 def copy_of_the_project(root):
     """A small project like the repository: its configuration, one section with twin
-    cells (no framework imported, so kernels start fast) and a progress loop."""
+    cells."""
     import shutil
 
     from tests.project import Project
@@ -180,16 +182,14 @@ def copy_of_the_project(root):
         code("a = 'ran in the pytorch kernel'", 'pytorch'),
         code("a = 'ran in the jax kernel'", 'jax'),
         code('print(a)'),
-        code(
-            'from d2l_mini.progress import progress\n'
-            "total = sum(progress(range(3), desc='loop', delay=0))"
-        ),
     )
     return project
 
 
 @pytest.mark.slow
-def test_each_framework_executed_apart_then_rendered_without_executing(tmp_path, monkeypatch):
+def test_each_framework_executed_apart_then_rendered_without_executing(
+    tmp_path, monkeypatch, fake_kernel
+):
     """What the workflow does on main: two jobs execute one framework each, a third
     gathers their executed notebooks and records and renders, starting no kernel."""
     import shutil
@@ -219,6 +219,3 @@ def test_each_framework_executed_apart_then_rendered_without_executing(tmp_path,
     page = (layout.build / 'site' / '_build' / 'html' / 'fan' / 'out.html').read_text()
     for framework in FRAMEWORKS:
         assert f'ran in the {framework} kernel' in page
-        progress_cell = json.loads(layout.executed(framework, SECTION).read_text())['cells'][-1]
-        assert 'progress(range(3)' in ''.join(progress_cell['source'])
-        assert progress_cell['outputs'] == [], "the build's kernels must show no progress bar"

@@ -7,12 +7,14 @@ import yaml
 
 from tests.site import book_site
 from tests.site.book_site import REPO
+from tools.build import build
 from tools.cli import main
 from tools.frameworks import TABLE
-from tools.paths import Layout
+from tools.paths import ROOT, Layout
 from tools.run import records
 from tools.site import render, render_ext, report
-from tools.source.sections import toc_files
+from tools.source import save
+from tools.source.sections import MissingPage, toc_files, toc_pages
 
 
 def record(section, framework, **changes):
@@ -29,47 +31,45 @@ def record(section, framework, **changes):
     return {**base, **changes}
 
 
-def test_filter_toc_drops_missing_pages_with_their_sections():
-    toc = {
-        'format': 'jb-book',
-        'root': 'index',
-        'parts': [
-            {'caption': 'A', 'chapters': [{'file': 'intro'}]},
-            {
-                'caption': 'B',
-                'chapters': [
-                    {'file': 'ch/index', 'sections': [{'file': 'ch/one'}, {'file': 'ch/two'}]}
-                ],
-            },
-            {
-                'caption': 'C',
-                'chapters': [{'file': 'gone/index', 'sections': [{'file': 'gone/x'}]}],
-            },
-        ],
-    }
-    notices = []
-    kept = render.filter_toc(
-        toc, {'index', 'intro', 'ch/index', 'ch/two', 'gone/x'}, notices.append
+def test_a_page_the_toc_lists_but_the_book_lacks_stops_the_render(tmp_path, capsys):
+    root = book_site.make_project(tmp_path / 'project')
+    toc = root / '_toc.yml'
+    toc.write_text(
+        toc.read_text().replace(
+            '- file: demo/more\n', '- file: demo/more\n          - file: demo/not-written-yet\n'
+        )
     )
-    assert toc_files(kept) == ['index', 'intro', 'ch/index', 'ch/two']
-    assert [part['caption'] for part in kept['parts']] == ['A', 'B']
-    assert any('ch/one' in n for n in notices) and any(
-        'gone/index' in n and 'gone/x' in n for n in notices
+    layout = Layout(root=root)
+    with pytest.raises(MissingPage) as missing:
+        render.assemble(layout, progress=lambda n: None)
+    assert str(missing.value) == (
+        f"{toc} lists 'demo/not-written-yet', but {root}/book/demo/not-written-yet.md "
+        'does not exist\nwrite the page, or take its entry out of the table of contents'
     )
-    assert toc_files(toc) == [
-        'index',
-        'intro',
-        'ch/index',
-        'ch/one',
-        'ch/two',
-        'gone/index',
-        'gone/x',
-    ]
+    assert not layout.site.exists()
+    assert main(['render', '--no-html'], layout) == 1
+    assert "lists 'demo/not-written-yet'" in capsys.readouterr().err
 
 
-def test_filter_toc_needs_the_root_page():
-    with pytest.raises(render.RenderError, match="root page 'index'"):
-        render.filter_toc({'root': 'index', 'chapters': []}, {'other'})
+def test_the_toc_may_list_the_pages_the_build_writes_and_needs_its_root(tmp_path):
+    root = book_site.make_project(tmp_path / 'project')
+    layout = Layout(root=root)
+    assert toc_pages(layout, render.GENERATED_PAGES)[-1] == 'report'
+    with pytest.raises(MissingPage, match="lists 'report'"):
+        toc_pages(layout)
+    (root / 'book/index.md').unlink()
+    with pytest.raises(MissingPage, match="lists 'index'"):
+        toc_pages(layout, render.GENERATED_PAGES)
+
+
+def test_a_missing_page_stops_the_build_before_any_notebook_runs(project, fake_kernel):
+    for name in ('torch.py', 'jax.py'):
+        (project.layout.library / name).write_text(f'"""{name}"""\n\n{save.MARKER}\n')
+    project.section('ch/a', project.code('x = 1'))
+    project.layout.toc.write_text('format: jb-book\nroot: ch/a\nchapters:\n  - file: ch/b\n')
+    with pytest.raises(MissingPage, match="lists 'ch/b'"):
+        build(project.layout, progress=lambda line: None)
+    assert not fake_kernel.runs and not project.layout.notebook('pytorch', 'ch/a').exists()
 
 
 def test_repository_toc_lists_the_chapter_and_ends_with_the_report():
@@ -88,12 +88,12 @@ def test_repository_toc_lists_the_chapter_and_ends_with_the_report():
 def test_assemble_lays_out_the_site(tmp_path):
     root = book_site.make_project(tmp_path / 'project')
     layout = Layout(root=root)
-    notices = []
-    sections = render.assemble(layout, progress=notices.append)
+    sections = render.assemble(layout, progress=lambda n: None)
     site = layout.site
     assert sections == ['demo/twins', 'demo/more']
-    assert any('demo/not-written-yet' in n for n in notices)
-    assert 'demo/not-written-yet' not in (site / '_toc.yml').read_text()
+    assert yaml.safe_load((site / '_toc.yml').read_text()) == yaml.safe_load(
+        layout.toc.read_text()
+    )
     # A section is its merged notebook only; a plain page is its Markdown only.
     assert (site / 'demo/twins.ipynb').is_file() and not (site / 'demo/twins.md').exists()
     assert (site / 'demo/index.md').is_file() and not (site / 'demo/index.ipynb').exists()
@@ -108,10 +108,10 @@ def test_assemble_lays_out_the_site(tmp_path):
         'references.bib',
         '_static/frameworks.js',
         '_static/frameworks.css',
-        '_ext/render_ext.py',
         'report.md',
     ):
         assert (site / name).is_file(), name
+    assert not (site / '_ext').exists(), 'Sphinx imports the extension from tools/'
 
 
 def test_the_render_step_assembles_the_site_from_the_command_line(tmp_path, capsys):
@@ -205,14 +205,18 @@ def test_inputs_hash_follows_every_input(tmp_path):
     assert render.inputs_hash(layout) != first
 
 
-def test_the_site_configuration_carries_the_framework_table(tmp_path):
+def test_the_site_configuration_carries_the_framework_table_and_the_extension(tmp_path):
     layout = Layout(root=book_site.make_project(tmp_path / 'project'))
     render.assemble(layout, progress=lambda n: None)
     config = yaml.safe_load((layout.site / '_config.yml').read_text())
     assert config['sphinx']['config']['book_frameworks'] == [
         {'name': fw.name, 'label': fw.label} for fw in TABLE
     ]
-    assert config['repository'] == yaml.safe_load(layout.config.read_text())['repository']
+    book = yaml.safe_load(layout.config.read_text())
+    assert config['repository'] == book['repository']
+    assert render.EXTENSION in config['sphinx']['config']['extensions']
+    assert config['sphinx']['local_extensions'] == {render.EXTENSION: str(ROOT)}
+    assert 'book_execute' in book and 'book_execute' not in config, 'the site executes nothing'
 
 
 def test_the_framework_style_follows_the_table():
@@ -227,3 +231,59 @@ def test_the_framework_style_follows_the_table():
         'html:not(.fw-js) div.fw-only-c::before { content: "C"; }' in css
     )
     assert 'html:not(.fw-js) .fw-value.fw-only-b::before { content: " / B: "; }' in css
+
+
+# The extension's HTML for the theme's and docutils' markup, against the installed versions.
+
+
+def test_sidebar_toggles_are_named_after_their_entries():
+    from bs4 import BeautifulSoup
+    from pydata_sphinx_theme.toctree import add_collapse_checkboxes
+
+    soup = BeautifulSoup(
+        '<ul><li class="toctree-l1"><a class="reference internal" href="ch.html">The chapter</a>'
+        '<ul><li class="toctree-l2"><a class="reference internal" href="s.html">S</a></li></ul>'
+        '</li><li class="toctree-l1"><a class="reference internal" href="x.html">X</a></li></ul>',
+        'html.parser',
+    )
+    add_collapse_checkboxes(soup)  # what the theme does to its sidebar's toctree
+    [summary] = soup.select('summary')
+    assert not summary.get_text(strip=True), 'the theme names its toggle now: drop the wrapper'
+    named = BeautifulSoup(render_ext.name_toc_toggles(str(soup)), 'html.parser')
+    assert [s.get('aria-label') for s in named.select('summary')] == ['Sections of The chapter']
+
+
+def test_citations_are_list_items_of_docutils_citation_list():
+    from docutils.core import publish_parts
+    from docutils.writers import html5_polyglot
+
+    class Translator(html5_polyglot.HTMLTranslator):
+        visit_citation = render_ext.visit_citation
+
+    class Writer(html5_polyglot.Writer):
+        def __init__(self):
+            super().__init__()
+            self.translator_class = Translator
+
+    source = 'See [One]_ and [Two]_.\n\n.. [One] The first.\n.. [Two] The second.\n'
+    plain = publish_parts(source, writer_name='html5')['body']
+    ours = publish_parts(source, writer=Writer())['body']
+    assert plain.count('role="doc-biblioentry"') == 2
+    assert ours == plain.replace('role="doc-biblioentry"', 'role="listitem"')
+
+
+def test_hidden_cell_toggles_are_myst_nb_s_without_the_label():
+    from types import SimpleNamespace
+
+    from myst_nb.sphinx_ import HideCodeCellNode, visit_HideCellInput
+
+    node = HideCodeCellNode(
+        prompt_show='Show code cell source', prompt_hide='Hide code cell <source>'
+    )
+    node['classes'] = ['above-input']
+    theirs, ours = SimpleNamespace(body=[]), SimpleNamespace(body=[])
+    visit_HideCellInput(theirs, node)
+    render_ext.visit_hidden_cell(ours, node)
+    label = ' aria-label="Toggle hidden content"'
+    assert label in ''.join(theirs.body)
+    assert ''.join(ours.body) == ''.join(theirs.body).replace(label, '')

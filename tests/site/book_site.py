@@ -2,18 +2,15 @@
 
 Each is built at most once per test session:
 - `real_site()`: the book itself, through tools.build.build() (split, execute with its
-  cache, merge, render): None when the pipeline is not there.
+  cache, merge, render).
 - `demo_site()`: a small project made here from the repository's _config.yml and
   book/_static, with plain pages and two sections whose split and merged notebooks are
   written by hand with nbformat, rendered by tools.site.render into a temporary folder. Its
-  twin cells differ in height on purpose (for the scroll test), and its toc names a
-  section that does not exist.
+  twin cells differ in height on purpose (for the scroll test).
 """
 
 import dataclasses
 import functools
-import importlib
-import importlib.util
 import json
 import shutil
 import tempfile
@@ -41,12 +38,6 @@ class Site:
     sections: list  # section paths (e.g. "demo/twins") built as notebook pages
     build: Path  # the _build folder with merged/, notebooks/, exec/
     real: bool  # the real book (True) or the hand-made project (False)
-
-
-def pipeline_available():
-    return importlib.util.find_spec('tools.build') is not None and hasattr(
-        importlib.import_module('tools.build'), 'build'
-    )
 
 
 def code(source, tags=(), outputs=()):
@@ -160,7 +151,6 @@ def make_project(root):
         '  - caption: Demo\n    numbered: true\n    chapters:\n'
         '      - file: demo/index\n        sections:\n'
         '          - file: demo/twins\n          - file: demo/more\n'
-        '          - file: demo/not-written-yet\n'
         '  - caption: Back matter\n    chapters:\n'
         '      - file: references\n      - file: report\n'
     )
@@ -213,13 +203,11 @@ _real = {}
 
 
 def real_site():
-    """The book itself, built by the pipeline; None without tools/build.py.
+    """The book itself, built by the pipeline.
 
     Built once per session: a failed build is not tried again by the next test, which
     gets the same error.
     """
-    if not pipeline_available():
-        return None
     if 'site' not in _real:
         from tools.build import build
         from tools.paths import Layout
@@ -249,8 +237,3 @@ def demo_site():
     html = render(layout, quiet=True, progress=lambda message: None)
     site = layout.site
     return Site(html, site, site_sections(layout, site), layout.build, False)
-
-
-def book_site():
-    """The real book when the pipeline is there, else the hand-made one."""
-    return real_site() or demo_site()

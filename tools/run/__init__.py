@@ -1,3 +1,3 @@
-"""Running the notebooks: the execute step, one kernel each, the content-hash cache,
-clean outputs and the execution records.
+"""Running the notebooks: the execute step and its settings, one kernel each, the
+content-hash cache, clean outputs and the execution records.
 """

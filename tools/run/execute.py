@@ -1,13 +1,14 @@
 """Execute the split notebooks, each in its own python3 kernel, several at once.
 
 Splits the sections, then runs every notebook whose content hash (tools.run.cache)
-changed (all of them, even after one failed), longest first, ``BOOK_JOBS`` at a time
-(default: one per two cores), each kernel with ``cores // jobs`` threads and
-``BOOK_TIMEOUT`` seconds (default 2700).  An executed notebook is written to
-``_build/executed/<framework>/<rel>.ipynb`` only when every cell succeeded; a failure
-removes the old copy, names the framework, notebook, cell and traceback, and exits
-non-zero.  ``_build/exec/records.json`` lists every notebook's wall time, status,
-versions and hardware; a run of one framework keeps the other's records.
+changed (all of them, even after one failed), longest first, as the execution settings
+of tools.run.settings say: so many at a time, each kernel with ``cores // jobs``
+threads and the settings' kernel environment, each notebook within its timeout.  An
+executed notebook is written to ``_build/executed/<framework>/<rel>.ipynb`` only when
+every cell succeeded; a failure removes the old copy, names the framework, notebook,
+cell and traceback, and exits non-zero.  ``_build/exec/records.json`` lists every
+notebook's wall time, status, versions and hardware; a run of one framework keeps the
+other's records.
 """
 
 from __future__ import annotations
@@ -16,7 +17,6 @@ import asyncio
 import copy
 import dataclasses
 import datetime
-import os
 import time
 from collections.abc import Iterable
 from pathlib import Path
@@ -27,16 +27,14 @@ from tools.frameworks import FRAMEWORKS, check_frameworks
 from tools.paths import Layout, write_atomic
 from tools.run import records
 from tools.run.cache import METADATA_KEY, hashed_code_cells, notebook_hash, recorded
-from tools.run.kernel import NotebookFailed, run_notebook
+from tools.run.kernel import NotebookFailed, kernel_environment, run_notebook
 from tools.run.outputs import clean_notebook
+from tools.run.settings import ExecuteSettings, cpu_cores, read_settings
 from tools.source.sections import find_sections
 from tools.source.split import split_all
 from tools.source.values import fill_notebook
-from tools.steps import Progress, StepFailed, UsageError
+from tools.steps import Progress, StepFailed
 
-DEFAULT_TIMEOUT = (
-    2700.0  # the longest notebook takes ~8 min on two idle cores; room for a busy machine
-)
 PROGRESS_EVERY = 60.0  # seconds between "still running" lines
 
 
@@ -59,39 +57,6 @@ class Job:
     @property
     def label(self) -> str:
         return f'[{self.framework}] {self.rel}'
-
-
-def cpu_cores() -> int:
-    return (
-        len(os.sched_getaffinity(0)) if hasattr(os, 'sched_getaffinity') else (os.cpu_count() or 1)
-    )
-
-
-def _positive(name: str, value: object, kind: type) -> int | float:
-    try:
-        number = kind(value)
-    except (TypeError, ValueError):
-        number = None
-    if number is None or number <= 0:
-        raise UsageError(f'{name} must be a positive {kind.__name__}, got {value!r}')
-    return number
-
-
-def default_jobs() -> int:
-    """One kernel per two cores. XLA runs independent operations of a JAX step on
-    two threads whatever it is told, and PyTorch's products of the chapter's sizes
-    run almost twice as fast on two threads as on one: with a kernel per core the
-    kernels would fight over the cores, and the longest notebook would take longer."""
-    return max(1, cpu_cores() // 2)
-
-
-def settings(
-    jobs: int | str | None = None, timeout: float | str | None = None
-) -> tuple[int, float]:
-    """(jobs, timeout) from the arguments, else BOOK_JOBS / BOOK_TIMEOUT, else defaults."""
-    jobs = jobs if jobs is not None else os.environ.get('BOOK_JOBS') or default_jobs()
-    timeout = timeout if timeout is not None else os.environ.get('BOOK_TIMEOUT') or DEFAULT_TIMEOUT
-    return _positive('BOOK_JOBS', jobs, int), _positive('BOOK_TIMEOUT', timeout, float)
 
 
 def reuse_outputs(job: Job, executed: nbformat.NotebookNode) -> nbformat.NotebookNode | None:
@@ -202,15 +167,27 @@ def longest_first(jobs: list[Job], layout: Layout) -> list[Job]:
     return sorted(jobs, key=lambda j: -known.get((j.rel, j.framework), float('inf')))
 
 
+@dataclasses.dataclass
+class Running:
+    """A notebook in a kernel: when it started, the cell it is at, how many it has."""
+
+    started: float
+    cells: int
+    cell: int = 0
+
+    def at_cell(self, index: int) -> None:
+        self.cell = min(index, self.cells)
+
+
 async def _run_all(
     jobs: list[Job],
     parallel: int,
-    threads: int,
+    env: dict[str, str],
     timeout: float,
     progress: Progress,
 ) -> tuple[list[dict], list[NotebookFailed]]:
     semaphore = asyncio.Semaphore(parallel)
-    running: dict[str, tuple[float, list, int]] = {}
+    running: dict[str, Running] = {}
     done: list[dict] = []
     failures: list[NotebookFailed] = []
 
@@ -221,26 +198,24 @@ async def _run_all(
             probe = nbformat.v4.new_code_cell(records.probe_source(job.framework))
             probe.id = records.PROBE_ID
             notebook.cells.append(probe)
-            started = time.monotonic()
             executed_at = _now()
             # Each kernel works in its own folder below _build, never in the sources.
             workdir = job.output.parent
             workdir.mkdir(parents=True, exist_ok=True)
-            current: list = [None]
-            running[job.label] = (started, current, len(notebook.cells) - 1)
+            state = running[job.label] = Running(time.monotonic(), len(notebook.cells) - 1)
             try:
                 await run_notebook(
                     notebook,
                     framework=job.framework,
                     name=job.rel,
                     cwd=workdir,
-                    threads=threads,
+                    env=env,
                     timeout=timeout,
-                    current=current,
+                    on_cell=state.at_cell,
                 )
             except NotebookFailed as failure:
                 job.output.unlink(missing_ok=True)
-                wall = time.monotonic() - started
+                wall = time.monotonic() - state.started
                 facts = dict(
                     records.local_environment(job.framework), wall_s=wall, executed_at=executed_at
                 )
@@ -251,7 +226,7 @@ async def _run_all(
                     + failure.message()
                 )
                 return
-            wall = time.monotonic() - started
+            wall = time.monotonic() - state.started
             facts = records.read_probe(notebook.cells.pop())
             facts = dict(records.local_environment(job.framework), **facts)
             facts.update(wall_s=round(wall, 2), executed_at=executed_at, hash=job.hash)
@@ -266,9 +241,11 @@ async def _run_all(
         while True:
             await asyncio.sleep(PROGRESS_EVERY)
             now = time.monotonic()
-            for label, (started, current, cells) in list(running.items()):
-                at = min(current[0] or 0, cells)
-                progress(f'  ... {label}: {now - started:.0f} s, at cell {at} of {cells}')
+            for label, state in list(running.items()):
+                progress(
+                    f'  ... {label}: {now - state.started:.0f} s, '
+                    f'at cell {state.cell} of {state.cells}'
+                )
 
     async def run_tracked(number: int, job: Job) -> None:
         try:
@@ -297,10 +274,11 @@ def execute(
 ) -> list[dict]:
     """Execute the notebooks of ``names`` in ``frameworks``; returns their records.
 
+    ``jobs`` and ``timeout`` override the execution settings (tools.run.settings).
     Raises ExecutionFailed (after writing the records) if any notebook failed.
     """
     frameworks = check_frameworks(frameworks)
-    parallel, timeout = settings(jobs, timeout)
+    settings = read_settings(layout, jobs, timeout)
     if split:
         split_all(names, layout)
     planned = plan(names, layout, force=force, frameworks=frameworks)
@@ -308,18 +286,26 @@ def execute(
     to_run = longest_first(planned.to_run, layout)
     done, failures = [], []
     if to_run:
-        parallel = min(parallel, len(to_run))
-        threads = max(1, cpu_cores() // parallel)
-        progress(
-            f'executing {len(to_run)} notebook(s), {parallel} at a time, '
-            f'{threads} thread(s) each, timeout {timeout:g} s'
-        )
-        done, failures = asyncio.run(_run_all(to_run, parallel, threads, timeout, progress))
+        done, failures = run_jobs(to_run, settings, progress)
     new = cached + done
     records.save(layout, new, find_sections(layout))
     if failures:
         raise ExecutionFailed('\n\n'.join(f.message() for f in failures))
     return new
+
+
+def run_jobs(
+    jobs: list[Job], settings: ExecuteSettings, progress: Progress
+) -> tuple[list[dict], list[NotebookFailed]]:
+    """Run ``jobs`` as the settings say; their records and their failures."""
+    parallel = min(settings.jobs, len(jobs))
+    threads = max(1, cpu_cores() // parallel)
+    progress(
+        f'executing {len(jobs)} notebook(s), {parallel} at a time, '
+        f'{threads} thread(s) each, timeout {settings.timeout:g} s'
+    )
+    env = kernel_environment(threads, settings.kernel_env)
+    return asyncio.run(_run_all(jobs, parallel, env, settings.timeout, progress))
 
 
 def use_executed(names: list[str], layout: Layout, progress: Progress = print) -> list[dict]:

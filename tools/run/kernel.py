@@ -1,9 +1,11 @@
-"""Run one notebook in a fresh python3 kernel (nbclient), cell by cell.
+"""Run one notebook in a fresh python3 kernel with nbclient.
 
-A failing cell (one not tagged ``raises-exception``) raises :class:`NotebookFailed`,
-which names the cell and carries its traceback without ANSI colour; so does a cell whose
-output holds a warning (a DeprecationWarning today is an error in a later release, and
-readers would see it in the published notebook).
+nbclient executes the cells (``NotebookClient.async_execute``); its ``on_cell_start``
+hook says which cell runs, for the progress lines and for naming the cell that failed.
+A failing cell (one not tagged ``raises-exception``), a timeout or a dead kernel raises
+:class:`NotebookFailed`, which names the cell and carries the traceback without ANSI
+colour; so does a cell whose output holds a warning (a DeprecationWarning today is
+an error in a later release, and readers would see it in the published notebook).
 """
 
 from __future__ import annotations
@@ -11,14 +13,15 @@ from __future__ import annotations
 import asyncio
 import os
 import time
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 import nbformat
-from jupyter_core.utils import ensure_async
 from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError, CellTimeoutError, DeadKernelError
 
 from tools.run.outputs import clean_text, warnings_in
+from tools.run.settings import TIMEOUT_SETTING
 
 
 class NotebookFailed(Exception):
@@ -46,9 +49,10 @@ class NotebookFailed(Exception):
         return f'[{self.framework}] {self.notebook} failed in {where}\n{body}'
 
 
-def kernel_environment(threads: int) -> dict[str, str]:
-    """The environment of one kernel: ``threads`` compute threads, quiet, plain output."""
-    if threads < 1:
+def kernel_environment(threads: int, settings_env: Mapping[str, str]) -> dict[str, str]:
+    """The environment of one kernel: this process's, ``threads`` compute threads, and
+    the kernel environment of the execution settings over both."""
+    if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
         raise ValueError(f'threads must be a positive integer, got {threads!r}')
     env = dict(os.environ)
     for name in ('OMP_NUM_THREADS', 'MKL_NUM_THREADS', 'OPENBLAS_NUM_THREADS'):
@@ -59,22 +63,11 @@ def kernel_environment(threads: int) -> dict[str, str]:
         env['XLA_FLAGS'] = (
             env.get('XLA_FLAGS', '') + ' --xla_cpu_multi_thread_eigen=false'
         ).strip()
-    env.update(
-        {
-            # Idle OpenMP threads sleep instead of spinning, so kernels side by side do
-            # not steal each other's cores.
-            'OMP_WAIT_POLICY': 'PASSIVE',
-            'NO_COLOR': '1',
-            'TQDM_DISABLE': '1',
-            'MPLBACKEND': 'module://matplotlib_inline.backend_inline',
-            'PYTHONHASHSEED': '0',
-            'PYDEVD_DISABLE_FILE_VALIDATION': '1',
-        }
-    )
+    env.update(settings_env)
     return env
 
 
-def _first_line(cell: nbformat.NotebookNode) -> str:
+def first_line(cell: nbformat.NotebookNode) -> str:
     return next((line for line in cell.source.split('\n') if line.strip()), '').strip()
 
 
@@ -84,55 +77,51 @@ async def run_notebook(
     framework: str,
     name: str,
     cwd: Path,
-    threads: int,
+    env: Mapping[str, str],
     timeout: float,
-    current: list | None = None,
+    on_cell: Callable[[int], None] | None = None,
 ) -> nbformat.NotebookNode:
-    """Execute ``notebook`` in place; raise NotebookFailed on an error or a timeout.
+    """Execute ``notebook`` in place in a kernel with the environment ``env``, working in
+    ``cwd``; raise NotebookFailed on an error, a dead kernel or past ``timeout`` seconds.
 
-    ``current[0]`` follows the index of the cell being executed (for progress reports).
+    ``on_cell(index)`` is called as each cell starts (for progress reports).
     """
     started = time.monotonic()
     deadline = started + timeout
+    current: int | None = None
+
+    def cell_started(cell: nbformat.NotebookNode, cell_index: int) -> None:
+        nonlocal current
+        current = cell_index
+        if on_cell is not None:
+            on_cell(cell_index)
+
     client = NotebookClient(
         notebook,
         kernel_name='python3',
         record_timing=False,
         allow_errors=False,
+        # The cells share the notebook's time.
         timeout_func=lambda cell: max(1, int(deadline - time.monotonic())),
         extra_arguments=['--IPKernelApp.log_level=ERROR'],
         resources={'metadata': {'path': str(cwd)}},
+        on_cell_start=cell_started,
     )
-    current = current if current is not None else [None]
-
-    async def cells() -> None:
-        client.reset_execution_trackers()
-        async with client.async_setup_kernel(env=kernel_environment(threads)):
-            reply = await client.async_wait_for_reply(await ensure_async(client.kc.kernel_info()))
-            if reply is not None and 'language_info' in reply['content']:
-                notebook.metadata['language_info'] = reply['content']['language_info']
-            for index, cell in enumerate(notebook.cells):
-                current[0] = index
-                await client.async_execute_cell(
-                    cell, index, execution_count=client.code_cells_executed + 1
-                )
 
     def failed(traceback: str) -> NotebookFailed:
-        index = current[0]
-        cell = notebook.cells[index] if index is not None else None
+        cell = notebook.cells[current] if current is not None else None
         return NotebookFailed(
             framework,
             name,
-            index,
+            current,
             cell.get('id') if cell else None,
-            _first_line(cell) if cell else '',
+            first_line(cell) if cell else '',
             clean_text(traceback),
         )
 
     try:
-        # The cells share the notebook's time; the margin lets a cell's own timeout,
-        # which names the cell, come first.
-        await asyncio.wait_for(cells(), timeout + 30)
+        # The margin lets a cell's own timeout, which names the cell, come first.
+        await asyncio.wait_for(client.async_execute(env=dict(env)), timeout + 30)
     except CellExecutionError as error:
         raise failed(str(error)) from None
     except (asyncio.TimeoutError, CellTimeoutError, DeadKernelError) as error:
@@ -141,12 +130,12 @@ async def run_notebook(
             raise failed(f'the kernel died: {error}') from None
         raise failed(
             f'timed out: the notebook ran past its limit of {timeout:g} s '
-            f'(after {elapsed:.0f} s; BOOK_TIMEOUT sets the limit)'
+            f'(after {elapsed:.0f} s; {TIMEOUT_SETTING} sets the limit)'
         ) from None
     for index, cell in enumerate(notebook.cells):
         warned = warnings_in(cell) if cell.cell_type == 'code' else []
         if warned:
-            current[0] = index
+            current = index
             raise failed(
                 'its output holds a warning:\n'
                 + '\n'.join(warned)

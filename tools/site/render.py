@@ -21,12 +21,14 @@ from pathlib import Path
 import yaml
 
 from tools.frameworks import FRAMEWORKS, TABLE
-from tools.paths import Layout, read_config, write_atomic
+from tools.paths import ROOT, Layout, read_config, write_atomic
+from tools.run.settings import BLOCK as BOOK_EXECUTE
 from tools.site import report
-from tools.source.sections import book_pages, read_toc, toc_files
+from tools.source.sections import book_pages, read_toc, toc_pages
 from tools.steps import Progress, StepFailed
 
 GENERATED_PAGES = ('report',)
+EXTENSION = 'tools.site.render_ext'  # the book's Sphinx extension, as _config.yml names it
 # The packages that turn the site into HTML: a new version renders again.
 SITE_PACKAGES = (
     'jupyter-book',
@@ -41,56 +43,17 @@ class RenderError(StepFailed):
     """The site could not be assembled or its HTML did not build cleanly."""
 
 
-def filter_toc(toc: dict, available: set[str], progress: Progress = print) -> dict:
-    """A copy of the parsed _toc.yml without the entries whose page does not exist.
-
-    An entry that goes takes its sections with it; a part left without chapters goes too.
-    """
-    if toc.get('root') not in available:
-        raise RenderError(f"the toc's root page {toc.get('root')!r} does not exist")
-
-    def keep(entries: list[dict]) -> list[dict]:
-        kept = []
-        for entry in entries:
-            name = entry.get('file')
-            if name is not None and name not in available:
-                below = [
-                    e.get('file') for e in entry.get('sections', []) if e.get('file') in available
-                ]
-                progress(
-                    f'render: leaving {name} out of the toc: book/{name}.md does not exist'
-                    + (f' (nor its sections {", ".join(below)})' if below else '')
-                )
-                continue
-            entry = dict(entry)
-            for key in ('sections', 'chapters'):
-                if key in entry:
-                    entry[key] = keep(entry[key])
-                    if not entry[key]:
-                        del entry[key]
-            kept.append(entry)
-        return kept
-
-    toc = dict(toc)
-    if 'parts' in toc:
-        parts = []
-        for part in toc['parts']:
-            part = dict(part)
-            part['chapters'] = keep(part.get('chapters', []))
-            if part['chapters']:
-                parts.append(part)
-        toc['parts'] = parts
-    for key in ('chapters', 'sections'):
-        if key in toc:
-            toc[key] = keep(toc[key])
-    return toc
-
-
 def site_config(layout: Layout) -> str:
-    """The book's _config.yml with the framework table (names and labels) that the
-    Sphinx extension gives the pages (``book_frameworks``)."""
+    """The book's _config.yml as the site needs it: with the framework table (names and
+    labels) that the Sphinx extension gives the pages (``book_frameworks``), the
+    extension's package on Sphinx's path, and without the execution settings (the site
+    executes nothing)."""
     config = read_config(layout)
-    sphinx_config = config.setdefault('sphinx', {}).setdefault('config', {})
+    config.pop(BOOK_EXECUTE, None)
+    sphinx = config.setdefault('sphinx', {})
+    # Sphinx imports the extension, tools.site.render_ext, from these tools.
+    sphinx['local_extensions'] = {EXTENSION: str(ROOT)}
+    sphinx_config = sphinx.setdefault('config', {})
     sphinx_config['book_frameworks'] = [{'name': fw.name, 'label': fw.label} for fw in TABLE]
     return yaml.safe_dump(config, sort_keys=False, allow_unicode=True)
 
@@ -102,18 +65,19 @@ def copy_tree(src: Path, dst: Path) -> None:
         )
 
 
-def site_toc(layout: Layout, progress: Progress = print) -> tuple[dict, list[str]]:
-    """The toc the site is built from (only existing pages) and its sections, in order."""
+def site_toc(layout: Layout) -> tuple[dict, list[str]]:
+    """The toc the site is built from and its sections, in order; MissingPage
+    (tools.source.sections) when it lists a page that does not exist."""
     pages = book_pages(layout)
-    toc = filter_toc(read_toc(layout), set(pages) | set(GENERATED_PAGES), progress)
-    return toc, [rel for rel in toc_files(toc) if pages.get(rel)]
+    listed = toc_pages(layout, GENERATED_PAGES)
+    return read_toc(layout), [rel for rel in listed if pages.get(rel)]
 
 
 def assemble(layout: Layout, progress: Progress = print) -> list[str]:
     """Lay out the layout's site for jupyter-book; returns the toc files that are sections."""
     book, site = layout.book, layout.site
     pages = book_pages(layout)
-    toc, sections = site_toc(layout, progress)
+    toc, sections = site_toc(layout)
     needed = [layout.merged(rel) for rel in sections]
     needed += [layout.notebook(fw, rel) for rel in sections for fw in FRAMEWORKS]
     missing = [str(path) for path in needed if not path.is_file()]
@@ -136,8 +100,6 @@ def assemble(layout: Layout, progress: Progress = print) -> list[str]:
     copy_tree(book / '_static', site / '_static')
     copy_tree(book / '_templates', site / '_templates')
     copy_tree(book / 'img', site / 'img')
-    (site / '_ext').mkdir()
-    shutil.copy2(Path(__file__).with_name('render_ext.py'), site / '_ext' / 'render_ext.py')
 
     for rel, section in pages.items():
         target = site / (f'{rel}.ipynb' if section else f'{rel}.md')

@@ -1,4 +1,8 @@
-"""Sphinx extension for the book's HTML (loaded by _config.yml; tools/site/render.py copies it).
+"""Sphinx extension for the book's HTML, ``tools.site.render_ext`` in _config.yml.
+
+tools/site/render.py puts the repository on Sphinx's path, so that Sphinx imports this
+module from the tools that build the site; the build's other steps import its names
+(NOTEBOOKS_DIR, COLAB_URL, github_repo) from the same module.
 
 - Every page built from a notebook gets, under its title, links to its PyTorch and JAX
   notebooks: a download of the split notebook that tools/site/render.py copied to
@@ -17,9 +21,9 @@
   describes the image (d2l_mini.plotting makes a figure's text/plain say what it plots),
   and a generic one when it is only a Python repr (``<Figure size ...>``).
 - Accessibility of the theme's HTML: each collapsible section of the sidebar's table of
-  contents gets a name (its ``<summary>`` holds only an icon), and the bibliography's
-  entries are list items of its ``role="list"`` (docutils makes them doc-biblioentry),
-  and myst-nb's toggles of hidden cell sources are named by their visible text.
+  contents gets a name (its ``<summary>`` holds only an icon); the bibliography's
+  entries are list items of its ``role="list"`` and myst-nb's toggles of hidden cell
+  sources are named by their visible text (both through the HTML of their nodes).
 """
 
 from __future__ import annotations
@@ -30,6 +34,7 @@ import re
 from collections.abc import Callable
 from importlib import metadata
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from bs4 import BeautifulSoup, Tag
 from docutils import nodes
@@ -40,6 +45,10 @@ from sphinx.transforms.post_transforms import SphinxPostTransform
 from sphinx.util import logging
 from sphinx.util.fileutil import copy_asset
 from sphinx.util.osutil import relative_uri
+
+if TYPE_CHECKING:
+    from myst_nb.sphinx_ import HideCodeCellNode
+    from sphinx.writers.html5 import HTML5Translator
 
 logger = logging.getLogger(__name__)
 
@@ -272,23 +281,54 @@ def with_named_toc_toggles(generate: Callable[..., str]) -> Callable[..., str]:
     return generate_named
 
 
-BIBLIOGRAPHY_ENTRY = re.compile(r'(<div class="citation"[^>]*) role="doc-biblioentry"')
-# myst-nb's toggle of a hide-input cell: its name would not hold its visible text ("Show
-# code cell source"); without the aria-label the name is that text.
-HIDDEN_CELL_TOGGLE = '<summary aria-label="Toggle hidden content">'
-
-
-def fix_theme_html(
+def name_theme_toc_toggles(
     app: Sphinx, pagename: str, templatename: str, context: dict, doctree: nodes.document | None
 ) -> None:
+    """The sidebar's toggles get their names as the theme's toctree function writes them.
+
+    pydata-sphinx-theme (0.17) makes each collapsible entry of the sidebar a <details>
+    whose <summary> holds only a presentational chevron (its toctree.py, since
+    pydata/pydata-sphinx-theme#1582): a control without a name, which axe-core's
+    summary-name rule (dequelabs/axe-core#4510) reports. No template or option of the
+    theme names it, so the function it puts into the page context is wrapped.
+    """
     if 'generate_toctree_html' in context:
         context['generate_toctree_html'] = with_named_toc_toggles(context['generate_toctree_html'])
-    if 'body' in context:
-        body = BIBLIOGRAPHY_ENTRY.sub(r'\1 role="listitem"', context['body'])
-        context['body'] = body.replace(HIDDEN_CELL_TOGGLE, '<summary>')
+
+
+def visit_citation(self: HTML5Translator, node: nodes.citation) -> None:
+    """docutils' citation, as a list item of the citation list.
+
+    docutils (0.21, writers/_html_base.py) gives each entry the role doc-biblioentry,
+    which DPUB-ARIA 1.1 deprecates (w3c/dpub-aria#22): it is no valid child of the
+    ``role="list"`` around the entries, so the list would have no items. The entry is a
+    listitem instead; depart_citation stays docutils'.
+    """
+    if not isinstance(node.previous_sibling(), type(node)):
+        self.body.append('<div role="list" class="citation-list">\n')
+    self.body.append(self.starttag(node, 'div', classes=[node.tagname], role='listitem'))
+
+
+def visit_hidden_cell(self: HTML5Translator, node: HideCodeCellNode) -> None:
+    """myst-nb's toggle of a hidden cell, named by its visible text.
+
+    myst-nb (1.4, sphinx_.py) labels the toggle's <summary> "Toggle hidden content",
+    which does not hold its visible text ("Show code cell source"): a name that must
+    contain the visible label (WCAG 2.5.3). Without the label the name is that text;
+    everything else is myst-nb's markup, and its depart_HideCellInput closes it.
+    """
+    classes = ' '.join(node['classes'])
+    self.body.append(f'<details class="admonition hide {classes}">\n')
+    self.body.append('<summary>\n')
+    for state, prompt in (('collapsed', node['prompt_show']), ('expanded', node['prompt_hide'])):
+        self.body.append(f'<p class="{state} admonition-title">{html.escape(prompt)}</p>\n')
+    self.body.append('</summary>\n')
 
 
 def setup(app: Sphinx) -> dict:
+    # Here, not with the module, which the build's other steps import for its names.
+    from myst_nb.sphinx_ import HideCodeCellNode, depart_HideCellInput
+
     app.add_config_value('notebooks_branch', NOTEBOOKS_BRANCH, 'html', types=[str])
     app.add_config_value('book_frameworks', [], 'html', types=[list])
     app.connect('builder-inited', add_framework_table)
@@ -297,6 +337,10 @@ def setup(app: Sphinx) -> dict:
     app.connect('doctree-resolved', add_notebook_links)
     app.connect('build-finished', copy_mathjax)
     # After the theme put its functions into the page context (default priority 500).
-    app.connect('html-page-context', fix_theme_html, priority=900)
+    app.connect('html-page-context', name_theme_toc_toggles, priority=900)
     app.add_post_transform(ImageOutputAlt)
+    # The HTML of these nodes, in place of docutils' and myst-nb's (myst_nb is an
+    # extension listed before this one, so this registration comes last and wins).
+    app.add_node(nodes.citation, override=True, html=(visit_citation, None))
+    app.add_node(HideCodeCellNode, override=True, html=(visit_hidden_cell, depart_HideCellInput))
     return {'version': '1.0', 'parallel_read_safe': True, 'parallel_write_safe': True}

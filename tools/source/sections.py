@@ -60,6 +60,10 @@ class AuthoringError(StepFailed, ValueError):
     """A section breaks an authoring rule; the message names the file, line and cell."""
 
 
+class MissingPage(StepFailed):
+    """The table of contents lists a page that does not exist."""
+
+
 @dataclasses.dataclass(frozen=True)
 class Section:
     rel: str
@@ -234,6 +238,26 @@ def toc_files(toc: dict) -> list[str]:
 
     visit(toc)
     return files
+
+
+def toc_pages(layout: Layout, generated: tuple[str, ...] = ()) -> list[str]:
+    """The pages that ``_toc.yml`` lists, in reading order.
+
+    MissingPage names every entry whose source (``book/<entry>.md``) does not exist,
+    except the pages the build writes itself (``generated``).
+    """
+    listed = toc_files(read_toc(layout))
+    pages = book_pages(layout)
+    missing = [rel for rel in listed if rel not in pages and rel not in generated]
+    if missing:
+        raise MissingPage(
+            ''.join(
+                f'{layout.toc} lists {rel!r}, but {layout.source(rel)} does not exist\n'
+                for rel in missing
+            )
+            + 'write the page, or take its entry out of the table of contents'
+        )
+    return listed
 
 
 def in_toc_order(layout: Layout, names: list[str]) -> list[str]:
