@@ -16,13 +16,16 @@ Where the twins differ, and why:
   ``torch.manual_seed`` sets.
 * The PyTorch modules define ``extra_repr``, which ``print(model)`` shows;
   Flax NNX has no such hook, so the JAX modules do not.
-* ``train_lm``'s speed paths (the same numbers, computed faster) suit each
-  framework: torch's ``_fused_attention`` runs PyTorch's fused
-  ``scaled_dot_product_attention``; JAX's ``_rowwise_products`` multiplies a
-  dense layer's input as one 2-D matrix, which XLA on a CPU differentiates
-  faster. JAX's ``_count_finished`` moves the progress bar without waiting
-  for the asynchronously dispatched steps; PyTorch's loop moves it after
-  each step.
+* Speed switches. PyTorch's ``MultiHeadAttention`` takes ``need_weights``
+  (as ``nn.MultiheadAttention`` does): with ``need_weights=False``, which
+  ``TransformerBlock`` passes, ``dot_product_attention`` computes the same
+  output with PyTorch's fused ``scaled_dot_product_attention`` and returns
+  None for the weights. XLA fuses on its own, so the JAX class has no such
+  switch; instead, while JAX's ``train_lm`` trains, ``_rowwise_products``
+  has every ``nnx.Linear`` multiply its input as one 2-D matrix, which XLA on
+  a CPU differentiates faster (the same numbers). JAX's ``_count_finished``
+  moves the progress bar without waiting for the asynchronously dispatched
+  steps; PyTorch's loop moves it after each step.
 * JAX's ``generate`` draws each character with ``_sample_next``, compiled
   once for a context padded to ``max_len``; PyTorch's runs the model eagerly.
 * ``d2l_mini.torch`` sets ``OMP_WAIT_POLICY=PASSIVE`` (unless already set)

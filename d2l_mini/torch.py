@@ -3,7 +3,6 @@
 Its twin, ``d2l_mini.jax``, has the same names in the same order and roles;
 where the two differ, the package docstring says how and why.
 """
-import contextlib
 import math
 import os
 import sys
@@ -78,19 +77,37 @@ def masked_softmax(scores, mask=None):
     return F.softmax(scores, dim=-1) * mask.any(-1, keepdim=True)
 
 
+def _fused_attention(Q, K, V, mask=None, dropout_p=0.0):
+    """What ``dropout(masked_softmax(Q K^T / sqrt(d))) @ V`` computes, by PyTorch's
+    fused ``F.scaled_dot_product_attention``, which never stores the weights.
+    A query that sees no key gets a zero output, as with ``masked_softmax``: it
+    is shown key 0, then zeroed, so that the result does not depend on how a
+    PyTorch version treats a row without a visible entry."""
+    if mask is None:
+        return F.scaled_dot_product_attention(Q, K, V, dropout_p=dropout_p)
+    sees_some = mask.any(-1, keepdim=True)
+    mask = mask.clone()
+    mask[..., :1] |= ~sees_some
+    output = F.scaled_dot_product_attention(Q, K, V, attn_mask=mask,
+                                            dropout_p=dropout_p)
+    return output * sees_some
+
+
 class MultiHeadAttention(nn.Module):
     """Multi-head scaled dot-product attention.
 
-    Call with ``(queries, keys, values, valid_lens=None)``, inputs of shape
-    (batch, length, num_hiddens). ``valid_lens`` is None, one length per
-    sequence (B,), or one length per query (B, Tq); ``torch.arange(1, T + 1)``
-    for every query makes the attention causal. Returns ``(output, weights)``
-    with weights of shape (B, num_heads, Tq, Tk).
+    Call with ``(queries, keys, values, valid_lens=None, need_weights=True)``,
+    inputs of shape (batch, length, num_hiddens). ``valid_lens`` is None, one
+    length per sequence (B,), or one length per query (B, Tq);
+    ``torch.arange(1, T + 1)`` for every query makes the attention causal.
+    Returns ``(output, weights)`` with weights of shape (B, num_heads, Tq, Tk);
+    a caller that drops the weights passes ``need_weights=False`` and gets the
+    same output faster, with None for the weights (``dot_product_attention``).
 
     The forward pass is: project, ``transpose_qkv``, ``dot_product_attention``
-    (a subclass may override it, e.g. to normalise queries and keys first),
-    ``transpose_output``, ``W_o``. Dropout acts on the attention weights in
-    training mode; ``model.eval()`` turns it off.
+    (a subclass may override it, e.g. to normalise queries and keys first, and
+    pass ``need_weights`` on), ``transpose_output``, ``W_o``. Dropout acts on the
+    attention weights in training mode; ``model.eval()`` turns it off.
     """
 
     def __init__(self, num_hiddens, num_heads, dropout=0.0, bias=False):
@@ -115,20 +132,25 @@ class MultiHeadAttention(nn.Module):
         B, _, T, _ = X.shape
         return X.transpose(1, 2).reshape(B, T, -1)
 
-    def dot_product_attention(self, Q, K, V, mask=None):
+    def dot_product_attention(self, Q, K, V, mask=None, need_weights=True):
         """Scaled dot-product attention of per-head queries, keys and values,
         each (B, num_heads, T, head_dim); ``mask`` (B, 1, Tq, Tk) is True
         where a query may see a key. Returns (output, weights)."""
+        if not need_weights:  # the same output by a kernel that stores no weights
+            dropout_p = self.dropout.p if self.training else 0.0
+            return _fused_attention(Q, K, V, mask, dropout_p), None
         scores = Q @ K.transpose(-2, -1) / math.sqrt(Q.shape[-1])
         weights = masked_softmax(scores, mask)
         return self.dropout(weights) @ V, weights
 
-    def forward(self, queries, keys, values, valid_lens=None):
+    def forward(self, queries, keys, values, valid_lens=None,
+                need_weights=True):
         Q = self.transpose_qkv(self.W_q(queries))
         K = self.transpose_qkv(self.W_k(keys))
         V = self.transpose_qkv(self.W_v(values))
         mask = None if valid_lens is None else _visible_keys(valid_lens, Q, K)
-        output, weights = self.dot_product_attention(Q, K, V, mask)
+        output, weights = self.dot_product_attention(Q, K, V, mask,
+                                                     need_weights)
         return self.W_o(self.transpose_output(output)), weights
 
     def extra_repr(self):
@@ -197,48 +219,14 @@ def train_lm(model, data, optimizer, num_steps, micro_batches=1):
     model.to(device)
     model.train()
     losses = []
-    with _fused_attention(), progress(total=num_steps, desc='training',
-                                      unit='step', leave=False) as bar:
+    with progress(total=num_steps, desc='training', unit='step',
+                  leave=False) as bar:
         for X, Y in _data.training_batches(data, num_steps):
             check_args(micro_batches=micro_batches, batch_size=X.shape[0])
             losses.append(_train_step(model, optimizer, X.to(device),
                                       Y.to(device), micro_batches))
             bar.update(1)
     return torch.stack(losses).cpu().tolist()
-
-
-# ---- Speed paths: the same numbers, computed faster. They live here, apart
-# from the classes above, so that those read like the lesson.
-
-@contextlib.contextmanager
-def _fused_attention():
-    """While ``train_lm`` trains, nobody reads the attention weights, so every
-    MultiHeadAttention (and a subclass's ``super()`` call) runs PyTorch's fused
-    ``F.scaled_dot_product_attention``, which never writes the (B, h, T, T)
-    weights to memory; the weights it returns are None meanwhile."""
-    lesson = MultiHeadAttention.dot_product_attention
-    MultiHeadAttention.dot_product_attention = _fused_dot_product_attention
-    try:
-        yield
-    finally:
-        MultiHeadAttention.dot_product_attention = lesson
-
-
-def _fused_dot_product_attention(self, Q, K, V, mask=None):
-    """``dot_product_attention`` by F.scaled_dot_product_attention, with the
-    zero output of a query that sees no key made explicit (such a query is
-    shown key 0, then zeroed), so the result does not depend on how a PyTorch
-    version treats empty rows. Returns (output, None)."""
-    dropout_p = self.dropout.p if self.training else 0.0
-    if mask is None:
-        return F.scaled_dot_product_attention(Q, K, V,
-                                              dropout_p=dropout_p), None
-    sees_some = mask.any(-1, keepdim=True)
-    mask = mask.clone()
-    mask[..., :1] |= ~sees_some
-    output = F.scaled_dot_product_attention(Q, K, V, attn_mask=mask,
-                                            dropout_p=dropout_p)
-    return output * sees_some, None
 
 
 # ---- Below: code saved from the book by `python -m tools save`; do not edit by hand. ----
@@ -280,9 +268,10 @@ class TransformerBlock(nn.Module):
     (see FeedForward); pre_norm: normalise each branch input (True) or the
     stream after each addition (False); bias: biases in the linear layers.
     attn_factory() and ffn_factory(), when given, build replacement
-    sublayers; the attention one is called like d2l.MultiHeadAttention and
-    returns (output, weights). Call with X of shape (batch, length,
-    num_hiddens) and optional valid_lens, (batch,) or (batch, length)."""
+    sublayers; the attention one is called like d2l.MultiHeadAttention, with
+    need_weights=False, and returns (output, weights). Call with X of shape
+    (batch, length, num_hiddens) and optional valid_lens, (batch,) or
+    (batch, length)."""
     def __init__(self, num_hiddens, num_heads, dropout=0.0, norm='rms',
                  act='swiglu', pre_norm=True, bias=False, attn_factory=None,
                  ffn_factory=None):
@@ -302,7 +291,9 @@ class TransformerBlock(nn.Module):
         self.dropout = nn.Dropout(dropout)
 
     def attend(self, X, valid_lens):
-        return self.dropout(self.attention(X, X, X, valid_lens)[0])
+        # the block drops the weights: asking for none takes a faster kernel
+        output, _ = self.attention(X, X, X, valid_lens, need_weights=False)
+        return self.dropout(output)
 
     def transform(self, X):
         return self.dropout(self.ffn(X))

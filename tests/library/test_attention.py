@@ -283,8 +283,8 @@ def test_subclass_can_normalise_queries_and_keys(fw):
     """The exercise's QK-norm hook: override dot_product_attention only."""
 
     class UnitQK(fw.d2l.MultiHeadAttention):
-        def dot_product_attention(self, Q, K, V, mask=None):
-            return super().dot_product_attention(fw.unit_rows(Q), fw.unit_rows(K), V, mask)
+        def dot_product_attention(self, Q, K, V, *options):  # mask (and need_weights)
+            return super().dot_product_attention(fw.unit_rows(Q), fw.unit_rows(K), V, *options)
 
     mha = fw.make(8, 2, cls=UnitQK)
     q, k, v = inputs(B=1, Tq=4, Tk=4)
@@ -345,62 +345,65 @@ LENGTHS = {
 }
 
 
-def torch_outputs_and_grads(d2l, lens, **mha_options):
-    """Output of a biased MultiHeadAttention(8, 2) on a (3, 6, 8) input, the
-    gradients of a weighted sum of it, and the weights that it kept."""
+def torch_outputs_and_grads(mha, lens, **call_options):
+    """Output of ``mha`` (width 8) on a (3, 6, 8) input, the weights it
+    returned, and the gradients of a weighted sum of the output with respect
+    to the input and to W_q."""
     import torch
 
-    torch.manual_seed(0)
-    mha = d2l.MultiHeadAttention(8, 2, bias=True, **mha_options)
+    mha.zero_grad()
     X = torch.randn(3, 6, 8, generator=torch.Generator().manual_seed(1), requires_grad=True)
-    out, weights = mha(X, X, X, None if lens is None else torch.from_numpy(lens))
+    out, weights = mha(X, X, X, None if lens is None else torch.from_numpy(lens), **call_options)
     (out * torch.linspace(-1, 1, 8)).sum().backward()
-    return out.detach(), X.grad, mha.W_q.weight.grad, weights
+    return out.detach(), weights, X.grad, mha.W_q.weight.grad.clone()
 
 
 @pytest.mark.parametrize('case', list(LENGTHS))
-def test_torch_fused_path_matches_the_explicit_one(case):
-    """The fused attention that train_lm switches on computes the same outputs
-    and gradients with F.scaled_dot_product_attention, keeps no weights, and
-    is switched off again afterwards."""
+def test_torch_need_weights_false_computes_the_same_without_weights(case):
+    """need_weights=False (PyTorch's fused kernel) gives the same outputs and
+    gradients as the explicit computation, and None for the weights."""
     torch = pytest.importorskip('torch')
     from d2l_mini import torch as d2l
 
-    out, gx, gq, weights = torch_outputs_and_grads(d2l, LENGTHS[case])
-    with d2l._fused_attention():
-        fused, fgx, fgq, no_weights = torch_outputs_and_grads(d2l, LENGTHS[case])
-    assert weights is not None and no_weights is None
+    torch.manual_seed(0)
+    mha = d2l.MultiHeadAttention(8, 2, bias=True)
+    out, weights, gx, gq = torch_outputs_and_grads(mha, LENGTHS[case])
+    fused, no_weights, fgx, fgq = torch_outputs_and_grads(mha, LENGTHS[case], need_weights=False)
+    assert weights.shape == (3, 2, 6, 6) and no_weights is None
     torch.testing.assert_close(fused, out, atol=1e-5, rtol=0)
     torch.testing.assert_close(fgx, gx, atol=1e-5, rtol=0)
     torch.testing.assert_close(fgq, gq, atol=1e-5, rtol=0)
     assert torch.isfinite(fgx).all()
-    assert torch_outputs_and_grads(d2l, LENGTHS[case])[3] is not None
+    # the default still returns the weights
+    assert torch_outputs_and_grads(mha, LENGTHS[case])[1].shape == (3, 2, 6, 6)
 
 
-def test_torch_fused_path_drops_out_only_in_training():
+def test_torch_need_weights_false_drops_out_only_in_training():
     torch = pytest.importorskip('torch')
     from d2l_mini import torch as d2l
 
     torch.manual_seed(0)
     mha = d2l.MultiHeadAttention(16, 4, dropout=0.5)
     X = torch.randn(2, 5, 16)
-    with torch.no_grad(), d2l._fused_attention():
-        assert not torch.allclose(mha(X, X, X)[0], mha(X, X, X)[0])
-        mha.eval()
-        fused, _ = mha(X, X, X)
     with torch.no_grad():
-        torch.testing.assert_close(fused, mha(X, X, X)[0], atol=1e-6, rtol=0)
+        first, _ = mha(X, X, X, need_weights=False)
+        second, _ = mha(X, X, X, need_weights=False)
+        assert not torch.allclose(first, second)
+        mha.eval()
+        fused, _ = mha(X, X, X, need_weights=False)
+        explicit, _ = mha(X, X, X)
+    torch.testing.assert_close(fused, explicit, atol=1e-6, rtol=0)
 
 
-def test_torch_fused_path_keeps_a_subclass_override():
-    """A subclass that changes Q and K before calling super() still does so
-    while the fused path is on."""
+def test_torch_a_subclass_override_takes_effect_without_weights():
+    """A subclass that changes Q and K and passes need_weights on keeps its
+    change on the fast path."""
     torch = pytest.importorskip('torch')
     from d2l_mini import torch as d2l
 
     class Doubled(d2l.MultiHeadAttention):
-        def dot_product_attention(self, Q, K, V, mask=None):
-            return super().dot_product_attention(2 * Q, K, V, mask)
+        def dot_product_attention(self, Q, K, V, mask=None, need_weights=True):
+            return super().dot_product_attention(2 * Q, K, V, mask, need_weights)
 
     torch.manual_seed(0)
     mha = Doubled(8, 2)
@@ -409,77 +412,43 @@ def test_torch_fused_path_keeps_a_subclass_override():
     X = torch.randn(2, 5, 8)
     with torch.no_grad():
         explicit, _ = mha(X, X, X)
-        with d2l._fused_attention():
-            fused, _ = mha(X, X, X)
-        undoubled, _ = same_weights(X, X, X)
+        fused, _ = mha(X, X, X, need_weights=False)
+        undoubled, _ = same_weights(X, X, X, need_weights=False)
     torch.testing.assert_close(fused, explicit, atol=1e-5, rtol=0)
-    assert (explicit - undoubled).abs().max() > 1e-3
+    assert (fused - undoubled).abs().max() > 1e-3
 
 
-def test_torch_train_lm_uses_the_fused_path_only_while_training():
+def test_torch_the_block_asks_for_no_weights_and_training_changes_nothing():
+    """TransformerBlock calls its attention with need_weights=False, through
+    the attention's own dot_product_attention; after train_lm the attention
+    returns its weights as before."""
     torch = pytest.importorskip('torch')
-    from torch import nn
-
     from d2l_mini import data
     from d2l_mini import torch as d2l
 
     if not (data.data_dir() / 'timemachine.txt').exists():
         pytest.skip('corpus not cached (set D2L_MINI_DATA)')
-    kept = []
+    asked = []
 
-    class Probe(nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.emb = nn.Embedding(28, 8)
-            self.attention = d2l.MultiHeadAttention(8, 2)
+    class Recording(d2l.MultiHeadAttention):
+        def dot_product_attention(self, Q, K, V, mask=None, need_weights=True):
+            asked.append(need_weights)
+            return super().dot_product_attention(Q, K, V, mask, need_weights)
 
-        def forward(self, X):
-            H = self.emb(X)
-            out, weights = self.attention(H, H, H)
-            kept.append(weights)
-            return out @ self.emb.weight.T
-
-    model = Probe()
     tm = d2l.TimeMachine(4, 5, num_train=20, num_val=1)
+    model = d2l.CharLM(len(tm.vocab), 8, 2, num_blks=1, max_len=5)
+    model.blks[0].attention = Recording(8, 2)
     d2l.train_lm(model, tm, torch.optim.SGD(model.parameters(), lr=0.1), 3)
-    assert kept == [None, None, None]
-    model(torch.zeros(1, 5, dtype=torch.long))
-    assert kept[-1].shape == (1, 2, 5, 5)
+    assert asked == [False] * 3
+    X = torch.randn(1, 5, 8)
+    _, weights = model.blks[0].attention(X, X, X)
+    assert asked[-1] is True and weights.shape == (1, 2, 5, 5)
 
 
-@pytest.mark.parametrize('case', list(LENGTHS))
-def test_jax_rowwise_products_match_the_plain_ones(case):
-    """The row-wise products that the JAX train_lm switches on compute the
-    same outputs and gradients, and are switched off again afterwards."""
+def test_jax_training_leaves_the_model_as_it_was():
+    """train_lm changes the model's parameters and nothing else about it:
+    its structure and static attributes (every layer's functions) stay."""
     pytest.importorskip('flax')
-    import jax
-    from flax import nnx
-
-    from d2l_mini import jax as d2l
-
-    mha = d2l.MultiHeadAttention(8, 2, bias=True, rngs=nnx.Rngs(0))
-    X = np.random.default_rng(1).standard_normal((3, 6, 8), dtype=np.float32)
-    weighting = np.linspace(-1, 1, 8, dtype=np.float32)
-
-    def loss(mha, X):
-        return (mha(X, X, X, LENGTHS[case])[0] * weighting).sum()
-
-    def outputs_and_grads():
-        value, (grads, gx) = nnx.value_and_grad(loss, argnums=(0, 1))(mha, X)
-        return [value, gx, *jax.tree.leaves(grads)]
-
-    plain = outputs_and_grads()
-    with d2l._rowwise_products(mha):
-        assert mha.W_q.dot_general is d2l._rowwise_dot_general
-        rowwise = outputs_and_grads()
-    assert mha.W_q.dot_general is jax.lax.dot_general
-    for a, b in zip(rowwise, plain, strict=True):
-        np.testing.assert_allclose(a, b, atol=1e-5, rtol=0)
-
-
-def test_jax_train_lm_uses_rowwise_products_only_while_training():
-    pytest.importorskip('flax')
-    import jax
     import optax
     from flax import nnx
 
@@ -488,21 +457,9 @@ def test_jax_train_lm_uses_rowwise_products_only_while_training():
 
     if not (data.data_dir() / 'timemachine.txt').exists():
         pytest.skip('corpus not cached (set D2L_MINI_DATA)')
-    seen = []
-
-    class Probe(nnx.Module):
-        def __init__(self, rngs):
-            self.emb = nnx.Embed(28, 8, rngs=rngs)
-            self.attention = d2l.MultiHeadAttention(8, 2, rngs=rngs)
-
-        def __call__(self, X):
-            seen.append(self.attention.W_o.dot_general)  # at trace time
-            H = self.emb(X)
-            return self.emb.attend(self.attention(H, H, H)[0])
-
-    model = Probe(nnx.Rngs(0))
     tm = d2l.TimeMachine(4, 5, num_train=20, num_val=1)
+    model = d2l.CharLM(len(tm.vocab), 8, 2, num_blks=1, max_len=5, rngs=nnx.Rngs(0))
+    before = nnx.graphdef(model)
     optimizer = nnx.Optimizer(model, optax.sgd(0.1), wrt=nnx.Param)
     d2l.train_lm(model, tm, optimizer, 2)
-    assert seen and all(f is d2l._rowwise_dot_general for f in seen)
-    assert model.attention.W_o.dot_general is jax.lax.dot_general
+    assert nnx.graphdef(model) == before

@@ -2,6 +2,7 @@
 it cycles epochs, and the JAX step is compiled once per model."""
 
 import contextlib
+import itertools
 
 import numpy as np
 import pytest
@@ -14,6 +15,7 @@ pytestmark = pytest.mark.skipif(
 )
 
 BATCH, STEPS = 16, 24
+LOOP_STEPS = 6
 
 
 def assert_same_steps(runs):
@@ -23,6 +25,15 @@ def assert_same_steps(runs):
     np.testing.assert_allclose(sliced, one, rtol=1e-5)
     np.testing.assert_allclose(weight_sliced, weight_one, rtol=1e-4, atol=1e-6)
     assert one[-1] < one[0]
+
+
+def assert_same_as_loop(runs):
+    """train_lm's run and the hand-written loop's, each (losses, final
+    embedding): the same up to rounding, and the steps did something."""
+    (losses, weights), (expected, expected_weights) = runs
+    np.testing.assert_allclose(losses, expected, rtol=1e-5)
+    np.testing.assert_allclose(weights, expected_weights, rtol=1e-4, atol=1e-6)
+    assert expected[-1] < expected[0]
 
 
 def assert_micro_batches_validated(d2l, model, tm, optimizer):
@@ -380,3 +391,62 @@ def test_jax_train_lm_shows_progress(jx, monkeypatch):
     optimizer = nnx.Optimizer(model, optax.sgd(0.1), wrt=nnx.Param)
     d2l.train_lm(model, tm, optimizer, 5)
     assert_one_bar_counted(recorder, 5)
+
+
+def test_torch_train_lm_takes_the_steps_of_the_lessons_loop(pt):
+    """The losses and weights of the plainest loop one would write: forward,
+    cross-entropy, zero_grad, backward, step; a train_lm that skipped
+    zero_grad or scored the wrong targets would drift from it."""
+    torch, d2l, _ = pt
+    from torch.nn import functional as F
+
+    runs = []
+    for by_hand in (False, True):
+        tm = d2l.TimeMachine(BATCH, STEPS, num_train=2000, num_val=10, seed=5)
+        torch.manual_seed(0)
+        model = d2l.CharLM(len(tm.vocab), 32, 2, num_blks=2, max_len=STEPS)
+        optimizer = torch.optim.AdamW(model.parameters(), lr=1e-2)
+        if by_hand:
+            model.train()
+            losses = []
+            for X, Y in itertools.islice(tm.train_dataloader(), LOOP_STEPS):
+                logits = model(X)
+                loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), Y.reshape(-1))
+                optimizer.zero_grad()
+                loss.backward()
+                optimizer.step()
+                losses.append(loss.item())
+        else:
+            losses = d2l.train_lm(model, tm, optimizer, LOOP_STEPS)
+        runs.append((losses, model.token_emb.weight.detach().numpy().copy()))
+    assert_same_as_loop(runs)
+
+
+def test_jax_train_lm_takes_the_steps_of_the_lessons_loop(jx):
+    """The losses and weights of the step the lesson writes: nnx.jit over
+    model and optimizer, nnx.value_and_grad, optimizer.update."""
+    _, optax, nnx, d2l, _ = jx
+
+    @nnx.jit
+    def train_step(model, optimizer, X, Y):
+        def loss_fn(model):
+            logits = model(X)
+            return optax.softmax_cross_entropy_with_integer_labels(logits, Y).mean()
+
+        loss, grads = nnx.value_and_grad(loss_fn)(model)
+        optimizer.update(model, grads)
+        return loss
+
+    runs = []
+    for by_hand in (False, True):
+        tm = d2l.TimeMachine(BATCH, STEPS, num_train=2000, num_val=10, seed=5)
+        model = d2l.CharLM(len(tm.vocab), 32, 2, num_blks=2, max_len=STEPS, rngs=nnx.Rngs(0))
+        optimizer = nnx.Optimizer(model, optax.adamw(1e-2), wrt=nnx.Param)
+        if by_hand:
+            model.train()
+            batches = itertools.islice(tm.train_dataloader(), LOOP_STEPS)
+            losses = [float(train_step(model, optimizer, X, Y)) for X, Y in batches]
+        else:
+            losses = d2l.train_lm(model, tm, optimizer, LOOP_STEPS)
+        runs.append((losses, np.asarray(model.token_emb.embedding[...])))
+    assert_same_as_loop(runs)
