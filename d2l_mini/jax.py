@@ -298,7 +298,7 @@ class FeedForward(nnx.Module):
     def __call__(self, X):
         if self.act == 'gelu':
             hidden = nnx.gelu(self.W_1(X))  # the tanh approximation
-        else:  # the SiLU gate scales the linear view W_1 X elementwise
+        else:  # the SiLU gate scales the linear view X W_1 elementwise
             hidden = nnx.silu(self.W_g(X)) * self.W_1(X)
         return self.W_2(hidden)
 

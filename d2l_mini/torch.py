@@ -252,7 +252,7 @@ class FeedForward(nn.Module):
     def forward(self, X):
         if self.act == 'gelu':
             hidden = F.gelu(self.W_1(X), approximate='tanh')
-        else:  # the SiLU gate scales the linear view W_1 X elementwise
+        else:  # the SiLU gate scales the linear view X W_1 elementwise
             hidden = F.silu(self.W_g(X)) * self.W_1(X)
         return self.W_2(hidden)
 
