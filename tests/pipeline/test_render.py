@@ -217,13 +217,25 @@ def test_the_site_configuration_carries_the_framework_table(tmp_path):
 
 def test_the_framework_style_follows_the_table():
     css = render_ext.frameworks_css([('a', 'A'), ('b', 'B'), ('c', 'C')])
-    hidden = css.split('{ display: none; }')[0].split('\n', 1)[1]  # after the header comment
-    assert {'html.fw-a div.cell.tag_b', 'html.fw-a .fw-only-c', 'html.fw-c div.cell.tag_a'} <= set(
-        rule.strip() for rule in hidden.split(',\n')
-    )
-    assert 'html.fw-a div.cell.tag_a' not in hidden
+    hidden = css.split(' { display: none; }')
+    screen = {rule.strip() for rule in hidden[0].split('*/\n', 2)[-1].split(',\n')}
+    paper = {rule.strip() for rule in hidden[1].split('@media print {\n')[1].split(',\n')}
+    # Shown alone, a framework hides the others' cells and prose, unless side by side.
+    assert {
+        'html.fw-a:not(.fw-side) div.cell.tag_b',
+        'html.fw-a:not(.fw-side) .fw-only-c',
+        'html.fw-c:not(.fw-side) div.cell.tag_a',
+    } <= screen
+    assert 'html.fw-a:not(.fw-side) div.cell.tag_a' not in screen and len(screen) == 12
+    # On paper, one framework even side by side.
+    assert {'html.fw-a div.cell.tag_b', 'html.fw-b .fw-only-a'} <= paper and len(paper) == 12
     assert (
         'html:not(.fw-js) div.cell.tag_c::before, '
         'html:not(.fw-js) div.fw-only-c::before { content: "C"; }' in css
     )
     assert 'html:not(.fw-js) .fw-value.fw-only-b::before { content: " / B: "; }' in css
+    side = css.split('@media screen {\n')[1]
+    assert 'html.fw-side .fw-group { grid-template-columns: repeat(3, minmax(0, 1fr)); }' in side
+    assert 'html.fw-side .fw-group > div.cell.tag_c { grid-column: 3; }' in side
+    assert 'html.fw-side .fw-value.fw-only-c::before { content: " / C: "; }' in side
+    assert 'html.fw-side div.cell.tag_a::before, html.fw-side div.fw-only-a::before' in side

@@ -6,8 +6,9 @@ Each is built at most once per test session:
 - `demo_site()`: a small project made here from the repository's _config.yml and
   book/_static, with plain pages and two sections whose split and merged notebooks are
   written by hand with nbformat, rendered by tools.site.render into a temporary folder. Its
-  twin cells differ in height on purpose (for the scroll test), and its toc names a
-  section that does not exist.
+  twin cells differ in height on purpose (for the scroll test) and in their lines (for
+  the side-by-side view), its prose quotes a value and holds prose for one framework, and
+  its toc names a section that does not exist.
 """
 
 import dataclasses
@@ -100,6 +101,23 @@ def twins_section():
         code('print(jax.numpy.ones(2))', ['jax'], [stream('[1. 1.]\n')]),
         code('assert True', ['pytorch', 'claim', 'remove-cell']),
         code('assert True', ['jax', 'claim', 'remove-cell']),
+        v4.new_markdown_cell(
+            'The sum is [2.0]{.fw-value .fw-only-pytorch}[2.5]{.fw-value .fw-only-jax}.\n\n'
+            '```{container} fw-only-pytorch\nPyTorch prints a tensor.\n```\n\n'
+            '```{container} fw-only-jax\nJAX prints an array.\n```'
+        ),
+        code(
+            'class Net(nn.Module):\n    def __init__(self):\n        super().__init__()\n'
+            '        self.dense = nn.Linear(2, 2)\n\n    def forward(self, x):\n'
+            '        return self.dense(x)',
+            ['pytorch'],
+        ),
+        code(
+            'class Net(nnx.Module):\n    def __init__(self, *, rngs):\n'
+            '        self.dense = nnx.Linear(2, 2, rngs=rngs)\n\n    def __call__(self, x):\n'
+            '        return self.dense(x)\n\nnet = Net(rngs=nnx.Rngs(0))',
+            ['jax'],
+        ),
         v4.new_markdown_cell(
             '## A plot\n\nTwo plots behind one tab bar; this text is long enough '
             'to push the next cells down the page.\n\n' + 'Filler text. ' * 80
