@@ -239,3 +239,13 @@ def test_the_framework_style_follows_the_table():
     assert 'html.fw-side .fw-group > div.cell.tag_c { grid-column: 3; }' in side
     assert 'html.fw-side .fw-value.fw-only-c::before { content: " / C: "; }' in side
     assert 'html.fw-side div.cell.tag_a::before, html.fw-side div.fw-only-a::before' in side
+
+
+def test_screenshot_names_the_choices_it_takes(tmp_path):
+    from tools.site.screenshot import screenshot
+    from tools.steps import UsageError
+
+    (tmp_path / 'page.html').write_text('<html></html>')
+    with pytest.raises(UsageError, match=r"one of \('pytorch', 'jax', 'both'\), got 'torch'"):
+        screenshot(tmp_path, 'page', tmp_path / 'shot.png', framework='torch')
+    assert main(['screenshot', '--framework', 'torch']) == 2
