@@ -621,6 +621,22 @@ def assert_side_by_side(page):
     return rows_checked
 
 
+SETTLED = """async side => {
+  await new Promise(resolve => requestAnimationFrame(() => requestAnimationFrame(resolve)));
+  if (document.documentElement.classList.contains('fw-side') !== side) return false;
+  const finite = document.getAnimations()
+    .filter(a => a.effect.getComputedTiming().endTime !== Infinity);
+  await Promise.all(finite.map(a => a.finished.catch(() => null)));
+  return true;
+}"""
+
+
+def resize(page, viewport, side):
+    """Resize the window and wait for the tab script and the theme's transitions."""
+    page.set_viewport_size(viewport)
+    page.wait_for_function(SETTLED, arg=side)
+
+
 @pytest.fixture
 def wide(browser, server):
     opened = Session(browser, server, viewport=WIDE)
@@ -747,11 +763,11 @@ def test_both_falls_back_to_one_framework_on_a_narrow_screen_and_says_so(narrow,
     page.locator('.fw-group').first.get_by_role('tab', name='Both').click()
     assert_showing(page, 'jax', loaded=False, choice='both')
     assert 'JAX' in notes.first.inner_text()
-    page.set_viewport_size(WIDE)
+    resize(page, WIDE, side=True)
     assert_side_by_side(page)
     both = page.locator('.fw-tabbar').first.get_by_role('tab', name='Both')
     assert both.get_attribute('aria-describedby') is None
-    page.set_viewport_size(NARROW)
+    resize(page, NARROW, side=False)
     assert_showing(page, 'jax', loaded=False, choice='both')
     assert narrow.errors == [] and narrow.offsite == []
 
