@@ -146,6 +146,20 @@
     return bar;
   }
 
+  // A cell whose source is hidden behind a toggle (hide-input) opens and closes with its
+  // twins, so that side by side their lines stay level.
+  function syncToggles(box) {
+    box.addEventListener("toggle", function (event) {
+      var details = event.target, cell = details.closest("div.cell");
+      if (!cell || cell.parentElement !== box) return;
+      var k = Array.prototype.indexOf.call(cell.querySelectorAll("details"), details);
+      box.querySelectorAll(":scope > div.cell").forEach(function (other) {
+        var twin = other.querySelectorAll("details")[k];
+        if (twin && twin.open !== details.open) twin.open = details.open;
+      });
+    }, true);
+  }
+
   function note(number) {
     var p = document.createElement("p");
     p.className = "fw-note";
@@ -176,6 +190,7 @@
       box.appendChild(tabBar(panels, ++groups));
       box.appendChild(note(groups));
       run.forEach(function (c) { box.appendChild(c); });
+      syncToggles(box);
     });
     apply(choice);
   }

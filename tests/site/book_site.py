@@ -141,8 +141,8 @@ def more_section():
         code('from d2l_mini import jax as d2l', ['jax']),
         code('print(2 + 2)', outputs=[stream('4\n')]),
         code("print('source hidden')", ['hide-input'], [stream('source hidden\n')]),
-        code('y = torch.arange(4)', ['pytorch']),
-        code('y = jnp.arange(4)', ['jax']),
+        code('y = torch.arange(4)\nz = y + 1', ['pytorch', 'hide-input']),
+        code('key = jax.random.key(0)\ny = jnp.arange(4)\nz = y + 1', ['jax', 'hide-input']),
         code('print(y.sum())', ['pytorch'], [stream('tensor(6)\n')]),
         code('print(y.sum())', ['jax'], [stream('6\n')]),
     ]

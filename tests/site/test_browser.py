@@ -539,7 +539,7 @@ LAYOUT = """() => {
     box: box(group),
     bar: box(group.querySelector('.fw-tabbar')),
     cells: [...group.querySelectorAll(':scope > div.cell')].map(cell => {
-      const input = cell.querySelector('.cell_input');
+      const input = [...cell.querySelectorAll('.cell_input')].find(el => el.checkVisibility());
       return {
         framework: cell.classList.contains('tag_jax') ? 'jax' : 'pytorch',
         box: box(cell),
@@ -550,7 +550,7 @@ LAYOUT = """() => {
           .map(row => ({top: row.getBoundingClientRect().top, text: row.textContent,
                         filler: row.classList.contains('fw-filler'),
                         changed: row.classList.contains('fw-changed'),
-                        shown: row.getClientRects().length > 0})),
+                        shown: row.checkVisibility()})),
       };
     }),
   }));
@@ -696,6 +696,29 @@ def test_twins_are_aligned_row_by_row_with_the_differences_marked(wide, site):
             '*net = Net(rngs=nnx.Rngs(0))',
         ],
     ]
+
+
+def test_hidden_sources_open_and_close_with_their_twins(wide, site):
+    if site.real:
+        pytest.skip('the hand-made book has twins whose sources are hidden (hide-input)')
+    page = wide.open('demo/more', '?framework=both')
+    group = page.locator('.fw-group').filter(has=page.locator('details'))
+    details = group.locator('div.cell details')
+    opened = 'els => els.map(el => el.open)'
+    assert details.count() == 2 and details.evaluate_all(opened) == [False, False]
+    rows = assert_side_by_side(page)
+    group.locator('div.cell.tag_pytorch summary').click()
+    page.wait_for_function(
+        'group => [...group.querySelectorAll("details")].every(el => el.open)',
+        arg=group.element_handle(),
+    )
+    assert assert_side_by_side(page) == rows + 3  # the twins' three rows, now shown
+    group.locator('div.cell.tag_jax summary').click()
+    page.wait_for_function(
+        'group => [...group.querySelectorAll("details")].every(el => !el.open)',
+        arg=group.element_handle(),
+    )
+    assert wide.errors == []
 
 
 def test_side_by_side_prose_shows_every_version_labelled(wide, site):

@@ -327,8 +327,6 @@ def fix_theme_html(
 
 SAME, CHANGED, FILLER = 'same', 'changed', 'filler'
 ROWS_OPTION = 'fw_rows'  # the formatter option (highlight_args) that carries a cell's rows
-
-
 TOKEN = re.compile(r'\w+|\S')
 
 
