@@ -118,7 +118,10 @@ def run_readers(args: argparse.Namespace, layout: Layout) -> None:
 
 def run_screenshot(args: argparse.Namespace, layout: Layout) -> None:
     out = args.out or layout.screenshot
-    say(f'wrote {screenshot.screenshot(args.html or layout.html, args.page, out)}')
+    shot = screenshot.screenshot(
+        args.html or layout.html, args.page, out, framework=args.framework, width=args.width
+    )
+    say(f'wrote {shot}')
 
 
 def sections_argument(parser: argparse.ArgumentParser) -> None:
@@ -228,6 +231,13 @@ def command_line() -> argparse.ArgumentParser:
     sub.add_argument('--html', type=Path, default=None, help='default: _build/site/_build/html')
     sub.add_argument('--page', default='how-to-use', help='a page path without .html')
     sub.add_argument('--out', type=Path, default=None, help='default: docs/screenshot.png')
+    sub.add_argument(
+        '--framework',
+        choices=screenshot.CHOICES,
+        default=None,
+        help="the tabs' choice to show (default: the first framework)",
+    )
+    sub.add_argument('--width', type=int, default=1200, help='in pixels (default: 1200)')
     return parser
 
 

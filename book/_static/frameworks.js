@@ -2,12 +2,18 @@
 // next to each other, PyTorch first; this script puts each run of them behind one tab
 // bar. The frameworks, their names and labels, are the book's framework table
 // (tools/frameworks.py), which the Sphinx extension puts into every page as
-// window.bookFrameworks. The choice is one for the whole book: kept in localStorage, set
-// by ?framework=<name> in the URL, and applied from <head> (the class fw-<name> on
-// <html>) so that the style hides the other framework's cells before the first paint.
+// window.bookFrameworks. Each bar offers every framework and "Both": the frameworks side
+// by side, one column each, on a window at least SIDE_BY_SIDE_MIN px wide (a 99-character
+// line of code in each column); on a narrower one, "Both" shows one framework, the last
+// one chosen alone, and each bar says so.
+// The choice is one for the whole book: kept in localStorage, set by ?framework=<choice>
+// in the URL, and applied from <head> so that the style shows the chosen cells before the
+// first paint. <html> carries the class fw-<name> of the framework shown alone (also
+// under "Both": the one that a narrow window and paper show), fw-both while "Both" is
+// chosen and fw-side while the columns show.
 // Each bar follows the WAI-ARIA tabs pattern: one Tab stop (the selected tab), Left/Right
-// and Home/End move to another framework and select it, every tab names the cells it
-// shows (aria-controls) and every cell the tab that labels it.
+// and Home/End move to another choice and select it, every tab names the cells it shows
+// (aria-controls; "Both" names them all) and every cell the tab of its framework.
 (function () {
   "use strict";
   var TABLE = window.bookFrameworks || [];
@@ -15,27 +21,57 @@
   var LABELS = {};
   TABLE.forEach(function (f) { LABELS[f.name] = f.label; });
   if (!FRAMEWORKS.length) return;
+  var BOTH = "both";
+  var CHOICES = FRAMEWORKS.concat([BOTH]);
+  LABELS[BOTH] = "Both";
+  var SIDE_BY_SIDE_MIN = 1400;
+  var WIDE = window.matchMedia("(min-width: " + SIDE_BY_SIDE_MIN + "px)");
   var KEY = "transformer-block-book.framework";
+  var ALONE_KEY = KEY + ".alone";  // the framework "Both" shows on a narrow window
   var root = document.documentElement;
+  var choice;
 
-  function known(name) { return FRAMEWORKS.indexOf(name) >= 0 ? name : null; }
-  function load() { try { return localStorage.getItem(KEY); } catch (e) { return null; } }
-  function save(name) { try { localStorage.setItem(KEY, name); } catch (e) { /* storage off */ } }
+  function known(name, among) { return (among || CHOICES).indexOf(name) >= 0 ? name : null; }
+  function load(key) { try { return localStorage.getItem(key); } catch (e) { return null; } }
+  function save(key, name) { try { localStorage.setItem(key, name); } catch (e) { /* storage off */ } }
+  function alone() { return known(load(ALONE_KEY), FRAMEWORKS) || FRAMEWORKS[0]; }
+
+  function fallbackNote() {
+    return "Side by side needs a window at least " + SIDE_BY_SIDE_MIN + " px wide: showing " +
+      LABELS[alone()] + ".";
+  }
 
   function apply(name) {
-    FRAMEWORKS.forEach(function (f) { root.classList.toggle("fw-" + f, f === name); });
+    choice = name;
+    var shown = choice === BOTH ? alone() : choice;
+    var side = choice === BOTH && WIDE.matches;
+    FRAMEWORKS.forEach(function (f) { root.classList.toggle("fw-" + f, f === shown); });
+    root.classList.toggle("fw-both", choice === BOTH);
+    root.classList.toggle("fw-side", side);
     document.querySelectorAll(".fw-tab").forEach(function (tab) {
-      var on = tab.dataset.framework === name;
+      var on = tab.dataset.choice === choice;
       tab.classList.toggle("fw-active", on);
       tab.setAttribute("aria-selected", on ? "true" : "false");
       tab.tabIndex = on ? 0 : -1;
     });
+    document.querySelectorAll(".fw-note").forEach(function (note) {
+      var both = note.parentElement.querySelector(".fw-tab[data-choice=" + BOTH + "]");
+      var falling = choice === BOTH && !side;
+      note.textContent = falling ? fallbackNote() : "";
+      if (falling) both.setAttribute("aria-describedby", note.id);
+      else both.removeAttribute("aria-describedby");
+    });
+  }
+
+  function choose(name) {
+    save(KEY, name);
+    if (name !== BOTH) save(ALONE_KEY, name);
+    apply(name);
   }
 
   var fromUrl = known((new URLSearchParams(location.search).get("framework") || "").toLowerCase());
-  if (fromUrl) save(fromUrl);
   root.classList.add("fw-js");
-  apply(fromUrl || known(load()) || FRAMEWORKS[0]);
+  choose(fromUrl || known(load(KEY)) || FRAMEWORKS[0]);
 
   function frameworkOf(el) {
     var tagged = FRAMEWORKS.filter(function (f) {
@@ -46,8 +82,7 @@
 
   function select(name, bar) {
     var before = bar.getBoundingClientRect().top;
-    apply(name);
-    save(name);
+    choose(name);
     var url = new URL(location.href);
     if (url.searchParams.has("framework")) {
       url.searchParams.set("framework", name);
@@ -71,36 +106,65 @@
     if (i < 0 || !move || event.altKey || event.ctrlKey || event.metaKey) return;
     event.preventDefault();
     var tab = tabs[move(i, tabs.length)];
-    select(tab.dataset.framework, bar);
+    select(tab.dataset.choice, bar);
     tab.focus({ preventScroll: true });
   }
 
+  function tab(name, number, panels, bar) {
+    var button = document.createElement("button");
+    button.type = "button";
+    button.className = "fw-tab";
+    button.id = "fw-tab-" + number + "-" + name;
+    button.dataset.choice = name;
+    button.setAttribute("role", "tab");
+    button.setAttribute("aria-controls", panels.map(function (cell) { return cell.id; }).join(" "));
+    button.textContent = LABELS[name];
+    button.addEventListener("click", function () { select(name, bar); });
+    return button;
+  }
+
   // The cells of a group become the panels of its tabs: ids (kept when a cell has one),
-  // role=tabpanel, labelled by their framework's tab.
+  // role=tabpanel, labelled by their framework's tab. "Both" controls every panel; the
+  // note under the bar says what "Both" shows on a narrow window.
   function tabBar(panels, number) {
     var bar = document.createElement("div");
     bar.className = "fw-tabbar";
     bar.setAttribute("role", "tablist");
     bar.setAttribute("aria-label", "Framework");
-    FRAMEWORKS.filter(function (f) { return panels[f]; }).forEach(function (f) {
-      var tab = document.createElement("button");
-      tab.type = "button";
-      tab.className = "fw-tab";
-      tab.id = "fw-tab-" + number + "-" + f;
-      tab.dataset.framework = f;
-      tab.setAttribute("role", "tab");
-      tab.textContent = LABELS[f];
+    var all = [];
+    FRAMEWORKS.forEach(function (f) {
       panels[f].forEach(function (cell, k) {
         cell.id = cell.id || "fw-panel-" + number + "-" + f + (k ? "-" + k : "");
         cell.setAttribute("role", "tabpanel");
-        cell.setAttribute("aria-labelledby", tab.id);
+        cell.setAttribute("aria-labelledby", "fw-tab-" + number + "-" + f);
+        all.push(cell);
       });
-      tab.setAttribute("aria-controls", panels[f].map(function (cell) { return cell.id; }).join(" "));
-      tab.addEventListener("click", function () { select(f, bar); });
-      bar.appendChild(tab);
+      bar.appendChild(tab(f, number, panels[f], bar));
     });
+    bar.appendChild(tab(BOTH, number, all, bar));
     bar.addEventListener("keydown", function (event) { onKey(event, bar); });
     return bar;
+  }
+
+  // A cell whose source is hidden behind a toggle (hide-input) opens and closes with its
+  // twins, so that side by side their lines stay level.
+  function syncToggles(box) {
+    box.addEventListener("toggle", function (event) {
+      var details = event.target, cell = details.closest("div.cell");
+      if (!cell || cell.parentElement !== box) return;
+      var k = Array.prototype.indexOf.call(cell.querySelectorAll("details"), details);
+      box.querySelectorAll(":scope > div.cell").forEach(function (other) {
+        var twin = other.querySelectorAll("details")[k];
+        if (twin && twin.open !== details.open) twin.open = details.open;
+      });
+    }, true);
+  }
+
+  function note(number) {
+    var p = document.createElement("p");
+    p.className = "fw-note";
+    p.id = "fw-note-" + number;
+    return p;
   }
 
   // A run starts at a tagged cell and takes the tagged cells that follow it; a cell of
@@ -124,16 +188,22 @@
       box.className = "fw-group";
       cell.parentElement.insertBefore(box, cell);
       box.appendChild(tabBar(panels, ++groups));
+      box.appendChild(note(groups));
       run.forEach(function (c) { box.appendChild(c); });
+      syncToggles(box);
     });
-    apply(FRAMEWORKS.filter(function (f) { return root.classList.contains("fw-" + f); })[0]);
+    apply(choice);
   }
 
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", group);
   else group();
 
+  // The window became wider or narrower than the side-by-side view needs.
+  WIDE.addEventListener("change", function () { apply(choice); });
+
   // Another window of the book changed the choice.
   window.addEventListener("storage", function (event) {
     if (event.key === KEY && known(event.newValue)) apply(event.newValue);
+    if (event.key === ALONE_KEY && choice === BOTH) apply(choice);
   });
 })();

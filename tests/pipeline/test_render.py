@@ -221,16 +221,28 @@ def test_the_site_configuration_carries_the_framework_table_and_the_extension(tm
 
 def test_the_framework_style_follows_the_table():
     css = render_ext.frameworks_css([('a', 'A'), ('b', 'B'), ('c', 'C')])
-    hidden = css.split('{ display: none; }')[0].split('\n', 1)[1]  # after the header comment
-    assert {'html.fw-a div.cell.tag_b', 'html.fw-a .fw-only-c', 'html.fw-c div.cell.tag_a'} <= set(
-        rule.strip() for rule in hidden.split(',\n')
-    )
-    assert 'html.fw-a div.cell.tag_a' not in hidden
+    hidden = css.split(' { display: none; }')
+    screen = {rule.strip() for rule in hidden[0].split('*/\n', 2)[-1].split(',\n')}
+    paper = {rule.strip() for rule in hidden[1].split('@media print {\n')[1].split(',\n')}
+    # Shown alone, a framework hides the others' cells and prose, unless side by side.
+    assert {
+        'html.fw-a:not(.fw-side) div.cell.tag_b',
+        'html.fw-a:not(.fw-side) .fw-only-c',
+        'html.fw-c:not(.fw-side) div.cell.tag_a',
+    } <= screen
+    assert 'html.fw-a:not(.fw-side) div.cell.tag_a' not in screen and len(screen) == 12
+    # On paper, one framework even side by side.
+    assert {'html.fw-a div.cell.tag_b', 'html.fw-b .fw-only-a'} <= paper and len(paper) == 12
     assert (
         'html:not(.fw-js) div.cell.tag_c::before, '
         'html:not(.fw-js) div.fw-only-c::before { content: "C"; }' in css
     )
     assert 'html:not(.fw-js) .fw-value.fw-only-b::before { content: " / B: "; }' in css
+    side = css.split('@media screen {\n')[1]
+    assert 'html.fw-side .fw-group { grid-template-columns: repeat(3, minmax(0, 1fr)); }' in side
+    assert 'html.fw-side .fw-group > div.cell.tag_c { grid-column: 3; }' in side
+    assert 'html.fw-side .fw-value.fw-only-c::before { content: " / C: "; }' in side
+    assert 'html.fw-side div.cell.tag_a::before, html.fw-side div.fw-only-a::before' in side
 
 
 # The extension's HTML for the theme's and docutils' markup, against the installed versions.
@@ -287,3 +299,13 @@ def test_hidden_cell_toggles_are_myst_nb_s_without_the_label():
     label = ' aria-label="Toggle hidden content"'
     assert label in ''.join(theirs.body)
     assert ''.join(ours.body) == ''.join(theirs.body).replace(label, '')
+
+
+def test_screenshot_names_the_choices_it_takes(tmp_path):
+    from tools.site.screenshot import screenshot
+    from tools.steps import UsageError
+
+    (tmp_path / 'page.html').write_text('<html></html>')
+    with pytest.raises(UsageError, match=r"one of \('pytorch', 'jax', 'both'\), got 'torch'"):
+        screenshot(tmp_path, 'page', tmp_path / 'shot.png', framework='torch')
+    assert main(['screenshot', '--framework', 'torch']) == 2

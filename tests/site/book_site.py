@@ -6,7 +6,8 @@ Each is built at most once per test session:
 - `demo_site()`: a small project made here from the repository's _config.yml and
   book/_static, with plain pages and two sections whose split and merged notebooks are
   written by hand with nbformat, rendered by tools.site.render into a temporary folder. Its
-  twin cells differ in height on purpose (for the scroll test).
+  twin cells differ in height on purpose (for the scroll test) and in their lines (for
+  the side-by-side view).
 """
 
 import dataclasses
@@ -92,6 +93,23 @@ def twins_section():
         code('assert True', ['pytorch', 'claim', 'remove-cell']),
         code('assert True', ['jax', 'claim', 'remove-cell']),
         v4.new_markdown_cell(
+            'The sum is [2.0]{.fw-value .fw-only-pytorch}[2.5]{.fw-value .fw-only-jax}.\n\n'
+            '```{container} fw-only-pytorch\nPyTorch prints a tensor.\n```\n\n'
+            '```{container} fw-only-jax\nJAX prints an array.\n```'
+        ),
+        code(
+            'class Net(nn.Module):\n    def __init__(self):\n        super().__init__()\n'
+            '        self.dense = nn.Linear(2, 2)\n\n    def forward(self, x):\n'
+            '        return self.dense(x)',
+            ['pytorch'],
+        ),
+        code(
+            'class Net(nnx.Module):\n    def __init__(self, *, rngs):\n'
+            '        self.dense = nnx.Linear(2, 2, rngs=rngs)\n\n    def __call__(self, x):\n'
+            '        return self.dense(x)\n\nnet = Net(rngs=nnx.Rngs(0))',
+            ['jax'],
+        ),
+        v4.new_markdown_cell(
             '## A plot\n\nTwo plots behind one tab bar; this text is long enough '
             'to push the next cells down the page.\n\n' + 'Filler text. ' * 80
         ),
@@ -114,8 +132,8 @@ def more_section():
         code('from d2l_mini import jax as d2l', ['jax']),
         code('print(2 + 2)', outputs=[stream('4\n')]),
         code("print('source hidden')", ['hide-input'], [stream('source hidden\n')]),
-        code('y = torch.arange(4)', ['pytorch']),
-        code('y = jnp.arange(4)', ['jax']),
+        code('y = torch.arange(4)\nz = y + 1', ['pytorch', 'hide-input']),
+        code('key = jax.random.key(0)\ny = jnp.arange(4)\nz = y + 1', ['jax', 'hide-input']),
         code('print(y.sum())', ['pytorch'], [stream('tensor(6)\n')]),
         code('print(y.sum())', ['jax'], [stream('6\n')]),
     ]

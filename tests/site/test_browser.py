@@ -10,6 +10,7 @@ Outside CI a machine without Chromium or axe-core skips these tests; in CI (CI s
 fails them.
 """
 
+import itertools
 import os
 import re
 import warnings
@@ -41,9 +42,9 @@ new MutationObserver((records, observer) => {
 }).observe(document, {childList: true, subtree: true});
 """
 
-# For each tab group: the frameworks of its active tabs and of its visible cells.
+# For each tab group: the choices of its active tabs and the frameworks of its visible cells.
 GROUP_STATE = """() => [...document.querySelectorAll('.fw-group')].map(group => ({
-  active: [...group.querySelectorAll('.fw-tab.fw-active')].map(tab => tab.dataset.framework),
+  active: [...group.querySelectorAll('.fw-tab.fw-active')].map(tab => tab.dataset.choice),
   visible: [...group.querySelectorAll(':scope > div.cell')]
     .filter(cell => cell.getClientRects().length > 0)
     .map(cell => cell.classList.contains('tag_jax') ? 'jax' : 'pytorch'),
@@ -95,12 +96,12 @@ class Session:
     """One browser context (its own localStorage) that records every console error,
     uncaught exception and attempt to reach another host."""
 
-    def __init__(self, browser, base, javascript=True, color_scheme='light'):
+    def __init__(self, browser, base, javascript=True, color_scheme='light', viewport=VIEWPORT):
         self.base = base
         self.errors = []
         self.offsite = []
         self.context = browser.new_context(
-            viewport=VIEWPORT, java_script_enabled=javascript, color_scheme=color_scheme
+            viewport=viewport, java_script_enabled=javascript, color_scheme=color_scheme
         )
         self.context.add_init_script(FIRST_CELL_PROBE)
         self.context.route('**/*', self.only_local)
@@ -133,15 +134,15 @@ def session(browser, server):
     opened.close()
 
 
-def assert_showing(page, framework, loaded=True):
-    """Every group, cell and notebook link shows `framework`; if the page was just
-    `loaded` (not switched by a click), the choice was applied before the cells parsed."""
+def assert_showing(page, framework, loaded=True, choice=None):
+    """Every group, cell and notebook link shows `framework` alone, each bar's selected tab
+    being `choice` (by default the framework itself); if the page was just `loaded` (not
+    switched by a click), the choice was applied before the cells parsed."""
+    choice = choice or framework
     groups = page.evaluate(GROUP_STATE)
     assert groups, f'{page.url}: no tab group'
     for i, group in enumerate(groups):
-        assert group['active'] == [framework], (
-            f'{page.url}: group {i} active tabs {group["active"]}'
-        )
+        assert group['active'] == [choice], f'{page.url}: group {i} active tabs {group["active"]}'
         assert group['visible'] and set(group['visible']) == {framework}, (
             f'{page.url}: group {i} shows {group["visible"]}'
         )
@@ -243,6 +244,8 @@ def test_without_javascript_both_versions_show_labelled(browser, server, site):
             )
             assert contrast(*map(rgb, colours)) >= 4.5, colours
             assert page.locator(f'.fw-notebooks .fw-only-{framework}').is_visible()
+        assert page.locator('.fw-filler').count() >= 1
+        assert page.locator('.fw-filler:visible').count() == 0
         assert quiet.offsite == []
     finally:
         quiet.close()
@@ -255,6 +258,16 @@ def test_screenshot_script_writes_a_small_png(browser, site, tmp_path):
     data = out.read_bytes()
     assert data[:8] == b'\x89PNG\r\n\x1a\n' and len(data) < 300_000
     assert int.from_bytes(data[16:20], 'big') == 1200
+    both = screenshot(
+        site.html,
+        site.sections[0],
+        tmp_path / 'both.png',
+        browser=browser,
+        framework='both',
+        width=1600,
+    )
+    assert int.from_bytes(both.read_bytes()[16:20], 'big') == 1600
+    assert both.read_bytes() != data
 
 
 # Accessibility: axe-core on every page, the keyboard on the tab bars, printing.
@@ -327,7 +340,8 @@ def test_every_page_passes_axe(browser, server, site, axe_source, scheme):
 
 TAB_STATE = """() => [...document.querySelectorAll('.fw-tabbar')]
   .map(bar => [...bar.children].map(tab => ({
-    id: tab.id, framework: tab.dataset.framework, tabindex: tab.getAttribute('tabindex'),
+    id: tab.id, choice: tab.dataset.choice, role: tab.getAttribute('role'),
+    tabindex: tab.getAttribute('tabindex'),
     selected: tab.getAttribute('aria-selected'),
     controls: (tab.getAttribute('aria-controls') || '').split(' '),
   })))"""
@@ -349,22 +363,29 @@ def test_tabs_control_their_panels_with_one_tab_stop_per_bar(session, site):
     bars = page.evaluate(TAB_STATE)
     assert bars
     for i, tabs in enumerate(bars):
+        assert [t['choice'] for t in tabs] == ['pytorch', 'jax', 'both'], f'bar {i}: {tabs}'
+        assert all(t['role'] == 'tab' for t in tabs), f'bar {i}: {tabs}'
         assert [t['tabindex'] for t in tabs if t['selected'] == 'true'] == ['0'], (
             f'bar {i}: {tabs}'
         )
         assert all(t['tabindex'] == '-1' for t in tabs if t['selected'] != 'true'), (
             f'bar {i}: {tabs}'
         )
+        tab_of = {t['choice']: t['id'] for t in tabs}
         for tab in tabs:
             for panel_id in tab['controls']:
                 panel = page.evaluate(PANEL, panel_id)
+                framework = tab['choice'] if tab['choice'] != 'both' else panel['framework']
                 assert panel == {
                     'role': 'tabpanel',
-                    'labelledby': tab['id'],
-                    'framework': tab['framework'],
+                    'labelledby': tab_of[framework],
+                    'framework': framework,
                     'group': i,
                 }, (tab, panel)
-    controlled = sum(len(t['controls']) for tabs in bars for t in tabs)
+        # "Both" controls the panels of every framework's tab.
+        both = next(t for t in tabs if t['choice'] == 'both')
+        assert both['controls'] == [c for t in tabs[:-1] for c in t['controls']], tabs
+    controlled = sum(len(t['controls']) for tabs in bars for t in tabs[:-1])
     assert controlled == page.locator('.fw-group > div.cell').count()
 
 
@@ -400,16 +421,20 @@ def test_arrow_home_and_end_keys_select_for_the_whole_page(session, site):
     page = session.open(site.sections[0])
     group = page.locator('.fw-tabbar').count() - 1
     focus_selected_tab(page, group)
-    for key, framework in (
-        ('ArrowRight', 'jax'),
-        ('ArrowRight', 'pytorch'),
-        ('ArrowLeft', 'jax'),
-        ('Home', 'pytorch'),
-        ('End', 'jax'),
+    # At 1200 px, "Both" shows the framework last chosen alone.
+    for key, choice, framework in (
+        ('ArrowRight', 'jax', 'jax'),
+        ('ArrowRight', 'both', 'jax'),
+        ('ArrowRight', 'pytorch', 'pytorch'),
+        ('ArrowLeft', 'both', 'pytorch'),
+        ('ArrowLeft', 'jax', 'jax'),
+        ('Home', 'pytorch', 'pytorch'),
+        ('End', 'both', 'pytorch'),
+        ('ArrowLeft', 'jax', 'jax'),
     ):
         page.keyboard.press(key)
-        assert_showing(page, framework, loaded=False)
-        assert_focused(page, group, framework)
+        assert_showing(page, framework, loaded=False, choice=choice)
+        assert_focused(page, group, choice)
     page.keyboard.press('ArrowDown')  # not a key of horizontal tabs
     assert_showing(page, 'jax', loaded=False)
     page.reload()
@@ -428,7 +453,7 @@ def test_key_selected_tab_bar_stays_in_place(session, site):
     )
     focus_selected_tab(page, 1)
     before = bar.evaluate('bar => bar.getBoundingClientRect().top')
-    page.keyboard.press('End')
+    page.keyboard.press('ArrowRight')
     after = bar.evaluate('bar => bar.getBoundingClientRect().top')
     assert_showing(page, 'jax', loaded=False)
     assert abs(after - before) <= 3, f'the tab bar moved from {before} to {after} px'
@@ -474,13 +499,11 @@ def test_focus_ring_and_tab_text_contrast(browser, server, site, scheme):
         assert colours['outline'] != 'none' and colours['width'] >= 2, colours
         assert contrast(rgb(colours['ring']), rgb(colours['page'])) >= 3, colours
         assert contrast(rgb(colours['color']), rgb(colours['background'])) >= 4.5, colours
-        other = (
-            page.locator('.fw-tabbar')
-            .nth(0)
-            .locator('.fw-tab:not(.fw-active)')
-            .evaluate(TAB_COLOURS)
-        )
-        assert contrast(rgb(other['color']), rgb(other['background'])) >= 4.5, other
+        others = page.locator('.fw-tabbar').nth(0).locator('.fw-tab:not(.fw-active)')
+        assert others.count() == 2
+        for i in range(others.count()):
+            other = others.nth(i).evaluate(TAB_COLOURS)
+            assert contrast(rgb(other['color']), rgb(other['background'])) >= 4.5, other
     finally:
         visitor.close()
 
@@ -495,3 +518,359 @@ def test_print_shows_the_selected_framework_without_tabs_or_sidebars(session, si
     assert page.locator(
         '.fw-group div.cell.tag_jax .cell_output, .fw-group div.cell.tag_jax .cell_input'
     ).first.is_visible()
+
+
+# "Both": the frameworks side by side on a wide screen, one at a time on a narrow one.
+
+WIDE = {'width': 1600, 'height': 900}
+NARROW = {'width': 390, 'height': 844}
+
+# Every tab group as laid out: its box, its bar's, and for each cell its framework, box,
+# input box, output boxes and the rows of its code (lines and fillers).
+LAYOUT = """() => {
+  const box = el => { const r = el.getBoundingClientRect();
+    return {left: r.left, right: r.right, top: r.top, bottom: r.bottom, width: r.width,
+            height: r.height}; };
+  return [...document.querySelectorAll('.fw-group')].map(group => ({
+    box: box(group),
+    bar: box(group.querySelector('.fw-tabbar')),
+    cells: [...group.querySelectorAll(':scope > div.cell')].map(cell => {
+      const input = [...cell.querySelectorAll('.cell_input')].find(el => el.checkVisibility());
+      return {
+        framework: cell.classList.contains('tag_jax') ? 'jax' : 'pytorch',
+        box: box(cell),
+        label: getComputedStyle(cell, '::before').content,
+        input: input && box(input),
+        outputs: [...cell.querySelectorAll('.cell_output')].map(box),
+        rows: [...cell.querySelectorAll('.cell_input pre > :is(.fw-line, .fw-filler)')]
+          .map(row => ({top: row.getBoundingClientRect().top, text: row.textContent,
+                        filler: row.classList.contains('fw-filler'),
+                        changed: row.classList.contains('fw-changed'),
+                        shown: row.checkVisibility()})),
+      };
+    }),
+  }));
+}"""
+
+# The paragraphs of the article outside tab groups and the untagged cells: their widths.
+ACROSS = """() => ({
+  prose: [...document.querySelectorAll('article section > p')]
+    .filter(p => !p.closest('.fw-group')).map(p => p.getBoundingClientRect().width),
+  cells: [...document.querySelectorAll('article div.cell')]
+    .filter(c => !c.closest('.fw-group') && c.getClientRects().length)
+    .map(c => c.getBoundingClientRect().width),
+})"""
+
+
+def twin_pairs(group):
+    """The (PyTorch, JAX) cells of a group that stand next to each other."""
+    cells = group['cells']
+    return [
+        (a, b)
+        for a, b in itertools.pairwise(cells)
+        if (a['framework'], b['framework']) == ('pytorch', 'jax')
+    ]
+
+
+def assert_side_by_side(page):
+    """Every group shows PyTorch in the left column and JAX in the right, under a bar
+    across both; twins start level, their rows aligned line for line, the rows that differ
+    marked; outputs under their code; prose and untagged cells across both columns."""
+    assert 'fw-side' in page.evaluate('document.documentElement.className').split()
+    groups = page.evaluate(LAYOUT)
+    assert groups, f'{page.url}: no tab group'
+    rows_checked = 0
+    for g, group in enumerate(groups):
+        where = f'{page.url}: group {g}'
+        middle = group['box']['left'] + group['box']['width'] / 2
+        assert abs(group['bar']['width'] - group['box']['width']) < 1, where
+        for cell in group['cells']:
+            left, right = cell['box']['left'], cell['box']['right']
+            if cell['framework'] == 'pytorch':
+                assert abs(left - group['box']['left']) < 1 and right < middle, (where, cell)
+            else:
+                assert left > middle and abs(right - group['box']['right']) < 1, (where, cell)
+            assert cell['label'] == ('"PyTorch"' if cell['framework'] == 'pytorch' else '"JAX"')
+            for output in cell['outputs']:
+                assert cell['input'] is None or output['top'] >= cell['input']['bottom'] - 0.5
+                assert left - 0.5 <= output['left'] and output['right'] <= right + 0.5, where
+        for torch_cell, jax_cell in twin_pairs(group):
+            assert abs(torch_cell['box']['top'] - jax_cell['box']['top']) < 0.5, where
+            a, b = torch_cell['rows'], jax_cell['rows']
+            assert len(a) == len(b), f'{where}: {len(a)} rows against {len(b)}'
+            for k, (x, y) in enumerate(zip(a, b, strict=True)):
+                if not (x['shown'] and y['shown']):  # a hidden input (hide-input)
+                    continue
+                assert abs(x['top'] - y['top']) < 0.5, f'{where}, row {k}: {x} against {y}'
+                assert not (x['filler'] and y['filler']), f'{where}, row {k}'
+                if x['filler'] or y['filler']:
+                    assert (x['changed'] or x['filler']) and (y['changed'] or y['filler'])
+                else:
+                    differ = x['text'] != y['text']
+                    assert x['changed'] == y['changed'] == differ, f'{where}, row {k}: {x} {y}'
+                rows_checked += 1
+    across = page.evaluate(ACROSS)
+    width = groups[0]['box']['width']
+    assert across['prose'] and max(across['prose']) > 0.9 * width, (across, width)
+    assert all(w > 0.9 * width for w in across['cells']), (across, width)
+    assert page.locator('.fw-note:visible').count() == 0
+    return rows_checked
+
+
+SETTLED = """async side => {
+  await new Promise(resolve => requestAnimationFrame(() => requestAnimationFrame(resolve)));
+  if (document.documentElement.classList.contains('fw-side') !== side) return false;
+  const finite = document.getAnimations()
+    .filter(a => a.effect.getComputedTiming().endTime !== Infinity);
+  await Promise.all(finite.map(a => a.finished.catch(() => null)));
+  return true;
+}"""
+
+
+def resize(page, viewport, side):
+    """Resize the window and wait for the tab script and the theme's transitions."""
+    page.set_viewport_size(viewport)
+    page.wait_for_function(SETTLED, arg=side)
+
+
+@pytest.fixture
+def wide(browser, server):
+    opened = Session(browser, server, viewport=WIDE)
+    yield opened
+    opened.close()
+
+
+@pytest.fixture
+def narrow(browser, server):
+    opened = Session(browser, server, viewport=NARROW)
+    yield opened
+    opened.close()
+
+
+def test_both_shows_the_twins_side_by_side_on_a_wide_screen(wide, site):
+    rows = 0
+    for rel in site.sections:
+        page = wide.open(rel, '?framework=both')
+        assert 'fw-side' in page.evaluate('window.__classesAtFirstCell').split(), rel
+        rows += assert_side_by_side(page)
+    assert rows > 0, 'no twin rows were compared'
+    assert wide.errors == [] and wide.offsite == []
+
+
+def test_twins_are_aligned_row_by_row_with_the_differences_marked(wide, site):
+    if site.real:
+        pytest.skip('the hand-made book knows its twins line by line')
+    page = wide.open('demo/twins', '?framework=both')
+    net = page.locator('.fw-group').filter(has_text='class Net')
+    rows = net.evaluate(
+        """group => [...group.querySelectorAll('div.cell')].map(cell =>
+          [...cell.querySelectorAll('pre > .fw-line, pre > .fw-filler')].map(row =>
+            row.classList.contains('fw-filler') ? '~'
+              : (row.classList.contains('fw-changed') ? '*' : ' ') + row.textContent.trim()))"""
+    )
+    assert rows == [
+        [
+            '*class Net(nn.Module):',
+            '*def __init__(self):',
+            '*super().__init__()',
+            '*self.dense = nn.Linear(2, 2)',
+            ' ',
+            '*def forward(self, x):',
+            ' return self.dense(x)',
+            '~',
+            '~',
+        ],
+        [
+            '*class Net(nnx.Module):',
+            '*def __init__(self, *, rngs):',
+            '~',
+            '*self.dense = nnx.Linear(2, 2, rngs=rngs)',
+            ' ',
+            '*def __call__(self, x):',
+            ' return self.dense(x)',
+            '*',
+            '*net = Net(rngs=nnx.Rngs(0))',
+        ],
+    ]
+
+
+def test_hidden_sources_open_and_close_with_their_twins(wide, site):
+    if site.real:
+        pytest.skip('the hand-made book has twins whose sources are hidden (hide-input)')
+    page = wide.open('demo/more', '?framework=both')
+    group = page.locator('.fw-group').filter(has=page.locator('details'))
+    details = group.locator('div.cell details')
+    opened = 'els => els.map(el => el.open)'
+    assert details.count() == 2 and details.evaluate_all(opened) == [False, False]
+    rows = assert_side_by_side(page)
+    group.locator('div.cell.tag_pytorch summary').click()
+    page.wait_for_function(
+        'group => [...group.querySelectorAll("details")].every(el => el.open)',
+        arg=group.element_handle(),
+    )
+    assert assert_side_by_side(page) == rows + 3  # the twins' three rows, now shown
+    group.locator('div.cell.tag_jax summary').click()
+    page.wait_for_function(
+        'group => [...group.querySelectorAll("details")].every(el => !el.open)',
+        arg=group.element_handle(),
+    )
+    assert wide.errors == []
+
+
+def test_side_by_side_prose_shows_every_version_labelled(wide, site):
+    page = wide.open(site.sections[0], '?framework=both')
+    if site.real:  # the page of the book that quotes values and has per-framework prose
+        page = wide.open('transformer-block/block-by-hand', '?framework=both')
+    values = page.locator('.fw-value')
+    assert values.count() >= 2
+    labels = {'pytorch': 'PyTorch', 'jax': 'JAX'}
+    for i in range(values.count()):
+        value = values.nth(i)
+        assert value.is_visible()
+        framework = 'jax' if 'fw-only-jax' in value.get_attribute('class') else 'pytorch'
+        label = value.evaluate("span => getComputedStyle(span, '::before').content")
+        assert labels[framework] in label, label
+    for framework, label in labels.items():
+        prose = page.locator(f'div.fw-only-{framework}')
+        assert prose.count() >= 1
+        for i in range(prose.count()):
+            assert prose.nth(i).is_visible()
+            content = prose.nth(i).evaluate("div => getComputedStyle(div, '::before').content")
+            assert content == f'"{label}"', content
+        assert page.locator(f'.fw-notebooks .fw-only-{framework}').is_visible()
+
+
+def test_copy_button_copies_the_code_without_fillers(browser, server, site):
+    visitor = Session(browser, server, viewport=WIDE)
+    visitor.context.grant_permissions(['clipboard-read', 'clipboard-write'])
+    try:
+        page = visitor.open(site.sections[0], '?framework=both')
+        cell = page.locator('div.cell.tag_pytorch:has(pre > .fw-filler)').first
+        expected = cell.locator('pre').evaluate(
+            """pre => [...pre.querySelectorAll(':scope > .fw-line')]
+              .map(line => line.textContent).join('')"""
+        )
+        assert cell.locator('pre > .fw-filler').count() >= 1
+        cell.locator('pre').hover()
+        cell.locator('button.copybtn').click()
+        copied = page.evaluate('navigator.clipboard.readText()')
+        assert copied.rstrip('\n') == expected.rstrip('\n'), (copied, expected)
+    finally:
+        visitor.close()
+
+
+def test_both_falls_back_to_one_framework_on_a_narrow_screen_and_says_so(narrow, site):
+    rel = site.sections[0]
+    page = narrow.open(rel, '?framework=both')
+    classes = page.evaluate('document.documentElement.className').split()
+    assert 'fw-both' in classes and 'fw-side' not in classes
+    assert_showing(page, 'pytorch', choice='both')
+    assert page.locator('.fw-filler:visible').count() == 0
+    notes = page.locator('.fw-note')
+    assert notes.count() == page.locator('.fw-group').count()
+    for i in range(notes.count()):
+        note = notes.nth(i)
+        assert note.is_visible()
+        assert 'PyTorch' in note.inner_text() and '1400 px' in note.inner_text()
+        both = page.locator('.fw-tabbar').nth(i).get_by_role('tab', name='Both')
+        assert both.get_attribute('aria-describedby') == note.get_attribute('id')
+    box = notes.first.bounding_box()
+    assert box['x'] >= 0 and box['x'] + box['width'] <= NARROW['width']
+
+    # Chosen alone last, JAX is what "Both" shows; on a wide window the columns return.
+    page.locator('.fw-group').first.get_by_role('tab', name='JAX').click()
+    page.locator('.fw-group').first.get_by_role('tab', name='Both').click()
+    assert_showing(page, 'jax', loaded=False, choice='both')
+    assert 'JAX' in notes.first.inner_text()
+    resize(page, WIDE, side=True)
+    assert_side_by_side(page)
+    both = page.locator('.fw-tabbar').first.get_by_role('tab', name='Both')
+    assert both.get_attribute('aria-describedby') is None
+    resize(page, NARROW, side=False)
+    assert_showing(page, 'jax', loaded=False, choice='both')
+    assert narrow.errors == [] and narrow.offsite == []
+
+
+def test_both_is_remembered_and_set_by_the_address(wide, site):
+    first, following = pages_with_tabs(site)
+    page = wide.open(first)
+    page.locator('.fw-group').first.get_by_role('tab', name='Both').click()
+    assert_side_by_side(page)
+    assert_side_by_side(wide.open(following))
+    page.reload()
+    page.wait_for_load_state('load')
+    assert_side_by_side(page)
+    assert_showing(wide.open(first, '?framework=jax'), 'jax')
+    page = wide.open(first, '?framework=both')
+    assert_side_by_side(page)
+    page.locator('.fw-group').first.get_by_role('tab', name='PyTorch').click()
+    assert 'framework=pytorch' in page.url
+    assert_showing(page, 'pytorch', loaded=False)
+    assert_showing(wide.open(following), 'pytorch')
+    assert wide.errors == []
+
+
+@pytest.mark.parametrize('scheme', ['light', 'dark'])
+def test_both_passes_axe_wide_and_narrow(browser, server, site, axe_source, scheme):
+    failing, reported = [], []
+    for viewport in (WIDE, NARROW):
+        visitor = Session(browser, server, color_scheme=scheme, viewport=viewport)
+        try:
+            for rel in site.sections if viewport is WIDE else site.sections[:1]:
+                page = visitor.open(rel, '?framework=both')
+                where = f'{rel} at {viewport["width"]} px'
+                for violation in axe_violations(page, axe_source):
+                    fails = (
+                        violation['impact'] in FAILING_IMPACTS
+                        or violation['rule'] in FAILING_RULES
+                    )
+                    (failing if fails else reported).append((where, scheme, violation))
+        finally:
+            visitor.close()
+    if reported:
+        warnings.warn('axe-core, not failing:\n' + describe_violations(reported), stacklevel=1)
+    assert not failing, 'axe-core violations:\n' + describe_violations(failing)
+
+
+def test_print_of_both_gives_one_framework(wide, site):
+    page = wide.open(site.sections[0], '?framework=both')
+    page.emulate_media(media='print')
+    assert set(page.evaluate(VISIBLE_TAGGED)) == {'pytorch'}
+    assert page.locator('.fw-filler:visible, .fw-note:visible, .fw-tabbar:visible').count() == 0
+    cell = page.locator('.fw-group div.cell.tag_pytorch').first
+    assert cell.evaluate("cell => getComputedStyle(cell, '::before').content") == 'none'
+    group = page.locator('.fw-group').first.bounding_box()
+    assert cell.bounding_box()['width'] > 0.9 * group['width']
+    assert page.locator('.fw-value.fw-only-jax:visible').count() == 0
+
+
+# One search field, in the header, opened by Ctrl+K too.
+
+SEARCH_FIELDS = """() => [...document.querySelectorAll('.search-button__button, form.bd-search')]
+  .filter(el => el.getClientRects().length > 0 && !el.closest('dialog'))
+  .map(el => ({header: !!el.closest('.bd-header, .bd-header-article'),
+               sidebar: !!el.closest('.bd-sidebar-primary, .bd-sidebar-secondary'),
+               shortcut: el.getAttribute('aria-keyshortcuts')}))"""
+
+
+@pytest.mark.parametrize('width', [1600, 1200, 390])
+def test_every_page_shows_one_search_field_in_the_header(browser, server, site, width):
+    visitor = Session(browser, server, viewport={'width': width, 'height': 800})
+    try:
+        for rel in ['index', site.sections[0]]:
+            page = visitor.open(rel)
+            fields = page.evaluate(SEARCH_FIELDS)
+            assert len(fields) == 1, f'{rel} at {width} px: {fields}'
+            assert fields[0]['header'] and not fields[0]['sidebar'], fields
+            assert fields[0]['shortcut'] == 'Control+K', fields
+            named = page.get_by_role('button', name='Search')  # names that hold the word
+            assert sum(named.nth(i).is_visible() for i in range(named.count())) == 1, rel
+            page.keyboard.press('Control+k')
+            field = page.locator('#pst-search-dialog input[type=search]')
+            assert field.is_visible() and field.evaluate('el => el === document.activeElement')
+            assert field.get_attribute('aria-label'), 'the search field has no name'
+            page.keyboard.press('Escape')
+            assert not field.is_visible()
+        assert visitor.errors == []
+    finally:
+        visitor.close()

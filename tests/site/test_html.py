@@ -352,3 +352,49 @@ def test_reference_page_documents_every_public_name_of_both_modules():
             obj = getattr(module, name)
             home = obj.__module__ if obj.__module__.startswith('d2l_mini.') else module.__name__
             assert f'{home}.{name}' in documented, f'd2l.{name} ({framework}) is not documented'
+
+
+def code_rows(cell):
+    """The rows of a cell's code in the side-by-side view: 'line', 'changed' or 'filler'."""
+    pre = cell.select_one('.cell_input pre')
+    if pre is None:
+        return None
+    rows = []
+    for row in pre.find_all('span', recursive=False):
+        classes = row.get('class', [])
+        if 'fw-filler' in classes:
+            assert row.get('aria-hidden') == 'true' and row.get_text() == '\n', row
+            rows.append('filler')
+        elif 'fw-line' in classes:
+            rows.append('changed' if 'fw-changed' in classes else 'line')
+    return rows
+
+
+def test_twin_cells_carry_their_rows_for_the_side_by_side_view(site):
+    pairs = 0
+    for rel in site.sections:
+        cells = soup(page(site, rel)).select('div.cell')
+        twins = set()
+        for a, b in itertools.pairwise(cells):
+            if 'tag_pytorch' in a['class'] and 'tag_jax' in b.get('class', []):
+                if b is a.find_next_sibling() and code_rows(a) is not None:
+                    twins |= {id(a), id(b)}
+                    rows = code_rows(a), code_rows(b)
+                    assert len(rows[0]) == len(rows[1]) > 0, f'{rel}: {rows}'
+                    # A filler faces a line that differs; equal lines are not marked.
+                    for x, y in zip(*rows, strict=True):
+                        assert 'filler' not in (x, y) or {x, y} == {'filler', 'changed'}
+                        assert {x, y} != {'line', 'changed'}, (rel, rows)
+                    # Each line of the code is one row of its own.
+                    for cell, cell_rows in zip((a, b), rows, strict=True):
+                        lines = cell.select('.cell_input pre > span.fw-line')
+                        assert len(lines) == len(cell_rows) - cell_rows.count('filler')
+                        assert all(line.get_text().count('\n') == 1 for line in lines), rel
+                        assert lines[-1].get_text().endswith('\n'), rel
+                    pairs += 1
+        for cell in cells:
+            if id(cell) not in twins and cell.select_one('.cell_input pre') is not None:
+                assert not code_rows(cell), f'{rel}: rows on a cell without a twin'
+    assert pairs >= 1
+    exclude = (site.html / '_static' / 'copybutton.js').read_text(encoding='utf-8')
+    assert re.search(r"let exclude = '[^']*\.fw-filler", exclude), 'the copy button copies fillers'

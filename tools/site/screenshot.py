@@ -1,17 +1,24 @@
 """A screenshot of a rendered section page, for the README.
 
     python -m tools screenshot [--page how-to-use] [--out docs/screenshot.png]
+    python -m tools screenshot --framework both --width 1600 --out docs/side-by-side.png
 
 Serves the built HTML (_build/site/_build/html) on 127.0.0.1, opens the page in
-headless Chromium (tools/site/browser.py, through Playwright) 1200 pixels wide, with the
-first tab group that holds a figure (or the first one) at the bottom of the view, and
-saves the viewport as a PNG.
+headless Chromium (tools/site/browser.py, through Playwright) 1200 pixels wide (or
+`width`), showing the tab script's choice `framework` if one is given (a framework's name
+or "both"), with the first tab group that holds a figure (or the first one) at the bottom
+of the view, and saves the viewport as a PNG.
 """
 
 from pathlib import Path
+from urllib.parse import urlencode
 
+from tools.frameworks import FRAMEWORKS
 from tools.site.browser import CHROMIUM, CHROMIUM_ARGS, served
 from tools.steps import UsageError
+
+# What ?framework= selects: a framework, or every one side by side (frameworks.js).
+CHOICES = (*FRAMEWORKS, 'both')
 
 
 def screenshot(
@@ -20,6 +27,7 @@ def screenshot(
     out: Path,
     *,
     browser: object = None,
+    framework: str | None = None,
     width: int = 1200,
     height: int = 900,
     chromium: str = CHROMIUM,
@@ -33,8 +41,11 @@ def screenshot(
     html, out = Path(html), Path(out)
     if not (html / f'{page}.html').is_file():
         raise UsageError(f'page {page!r}: no {html / page}.html; build the book first (make book)')
+    if framework is not None and framework not in CHOICES:
+        raise UsageError(f'framework must be one of {CHOICES}, got {framework!r}')
+    query = f'?{urlencode({"framework": framework})}' if framework else ''
     with served(html) as base:
-        url = f'{base}/{page}.html'
+        url = f'{base}/{page}.html{query}'
         if browser is not None:
             shoot(browser, url, out, width, height)
         else:
