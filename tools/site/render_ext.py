@@ -20,6 +20,9 @@
   contents gets a name (its ``<summary>`` holds only an icon), and the bibliography's
   entries are list items of its ``role="list"`` (docutils makes them doc-biblioentry),
   and myst-nb's toggles of hidden cell sources are named by their visible text.
+- The directive ``{book-downloads}`` links each framework's PDF and notebooks' zip
+  (``downloads/<repo>-<framework>.pdf`` and ``-notebooks.zip``), which the build makes
+  after the HTML (tools/site/pdf.py, tools/site/bundle.py) and puts into the HTML folder.
 """
 
 from __future__ import annotations
@@ -38,6 +41,7 @@ from sphinx.config import Config
 from sphinx.errors import ExtensionError
 from sphinx.transforms.post_transforms import SphinxPostTransform
 from sphinx.util import logging
+from sphinx.util.docutils import SphinxDirective
 from sphinx.util.fileutil import copy_asset
 from sphinx.util.osutil import relative_uri
 
@@ -45,6 +49,13 @@ logger = logging.getLogger(__name__)
 
 TABLE_CSS = 'frameworks-table.css'
 NOTEBOOKS_DIR = 'notebooks'
+# The book's downloads, made after the HTML (tools/site/pdf.py and bundle.py) and put in
+# the HTML's downloads/ folder: {kind: (file name, link text)}.
+DOWNLOADS_DIR = 'downloads'
+DOWNLOADS = {
+    'pdf': ('{repo}-{framework}.pdf', 'the book as a PDF'),
+    'notebooks': ('{repo}-{framework}-notebooks.zip', 'all its notebooks, executed (zip)'),
+}
 NOTEBOOKS_BRANCH = 'notebooks'  # the default of notebooks_branch in _config.yml
 COLAB_URL = (
     'https://colab.research.google.com/github/{repo}/blob/{branch}/{framework}/{page}.ipynb'
@@ -64,6 +75,40 @@ def github_repo(url: str | None) -> str:
             f'for the Colab links, got {url!r}'
         )
     return f'{match[1]}/{match[2]}'
+
+
+def download_name(repo: str, framework: str, kind: str) -> str:
+    """The file name of one of the book's downloads: ``kind`` is 'pdf' or 'notebooks'."""
+    return DOWNLOADS[kind][0].format(repo=repo, framework=framework)
+
+
+def downloads_html(app: Sphinx, docname: str) -> str:
+    """One line per framework: its PDF and its notebooks' zip."""
+    repo = github_repo(app.config.html_theme_options.get('repository_url')).split('/')[1]
+    page_uri = app.builder.get_target_uri(docname)
+    lines = []
+    for framework, label in frameworks(app.config):
+        links = []
+        for kind, (_, text) in DOWNLOADS.items():
+            name = download_name(repo, framework, kind)
+            href = relative_uri(page_uri, f'{DOWNLOADS_DIR}/{name}')
+            links.append(f'<a href="{html.escape(href)}" download="{name}">{text}</a>')
+        lines.append(
+            f'<li><span class="book-downloads-label">{label}:</span> {" · ".join(links)}</li>'
+        )
+    return (
+        '<div class="book-downloads"><p>Download the book with the code of one framework, '
+        f'or all its notebooks at once:</p><ul>{"".join(lines)}</ul></div>\n'
+    )
+
+
+class BookDownloads(SphinxDirective):
+    """``{book-downloads}``: links to the book's PDFs and notebook zips (in the HTML)."""
+
+    def run(self) -> list[nodes.Node]:
+        if self.env.app.builder.format != 'html':
+            return []
+        return [nodes.raw('', downloads_html(self.env.app, self.env.docname), format='html')]
 
 
 def notebook_links_html(app: Sphinx, docname: str) -> str:
@@ -299,4 +344,5 @@ def setup(app: Sphinx) -> dict:
     # After the theme put its functions into the page context (default priority 500).
     app.connect('html-page-context', fix_theme_html, priority=900)
     app.add_post_transform(ImageOutputAlt)
+    app.add_directive('book-downloads', BookDownloads)
     return {'version': '1.0', 'parallel_read_safe': True, 'parallel_write_safe': True}
