@@ -25,6 +25,7 @@ from pathlib import Path
 import nbformat
 import tomllib
 from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
 
 from tools.frameworks import FRAMEWORKS
 from tools.frameworks import framework as framework_row
@@ -74,7 +75,7 @@ def library_dependencies(layout: Layout, framework: str) -> list[str]:
     project = tomllib.loads(layout.pyproject.read_text(encoding='utf-8')).get('project', {})
     extra = project.get('optional-dependencies', {}).get(framework_row(framework).extra, [])
     entries = [*project.get('dependencies', []), *extra]
-    return [Requirement(entry).name.lower() for entry in entries]
+    return [canonicalize_name(Requirement(entry).name) for entry in entries]
 
 
 def needed_packages(layout: Layout, framework: str, modules: set[str]) -> list[str]:
@@ -89,18 +90,16 @@ def needed_packages(layout: Layout, framework: str, modules: set[str]) -> list[s
                 f'the {framework} notebooks import {module!r}, which no installed package '
                 'provides: add the package to requirements.txt and install it'
             )
-        packages.update(name.lower() for name in names)
+        packages.update(canonicalize_name(name) for name in names)
     return sorted(packages)
 
 
 def requirements_text(
     layout: Layout, framework: str, modules: set[str], commit: str | None, repository: str | None
 ) -> str:
-    pins = colab.pinned_versions(layout)
+    pins = {canonicalize_name(name): v for name, v in colab.pinned_versions(layout).items()}
     lines = []
     for name in needed_packages(layout, framework, modules):
-        if name == 'd2l_mini' or name == 'd2l-mini':
-            continue
         if name not in pins:
             raise BundleError(
                 f'the {framework} notebooks need {name}, which requirements.txt does not pin: '
