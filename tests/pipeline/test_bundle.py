@@ -2,13 +2,12 @@
 requirements (fast, on the hand-made project of tests/site/book_site.py)."""
 
 import io
-import shutil
 import zipfile
 
 import nbformat
 import pytest
 
-from tests.site.book_site import REPO, SECTIONS, make_project
+from tests.site.book_site import SECTIONS, make_project
 from tools.cli import main
 from tools.paths import Layout
 from tools.site import bundle
@@ -22,11 +21,8 @@ FOLDERS = {
 
 @pytest.fixture
 def layout(tmp_path):
-    """The two-section project, with the repository's requirements and pyproject."""
-    root = make_project(tmp_path / 'book')
-    shutil.copy2(REPO / 'requirements.txt', root / 'requirements.txt')
-    shutil.copy2(REPO / 'pyproject.toml', root / 'pyproject.toml')
-    return Layout(root=root)
+    """The two-section project (with the repository's requirements and pyproject)."""
+    return Layout(root=make_project(tmp_path / 'book'))
 
 
 def opened(path):
