@@ -155,7 +155,7 @@ def make_project(root):
         shutil.copy2(REPO / name, root / name)
     (book / 'index.md').write_text(
         '# A small book\n\nThe landing page: {doc}`demo/twins`.\n\n'
-        '## Downloads\n\n```{book-downloads}\n```\n\n```{tableofcontents}\n```\n'
+        '```{book-downloads}\n```\n\n```{tableofcontents}\n```\n'
     )
     (book / 'demo' / 'index.md').write_text('# The demo chapter\n\nPlain page, no notebook.\n')
     (root / '_toc.yml').write_text(

@@ -113,16 +113,6 @@ def keep_framework(article: Tag, framework: str) -> None:
         element.decompose()
     for details in article.find_all('details'):
         details['open'] = ''
-    # A section that held only what is left out goes too, heading and all.
-    for section in reversed(article.find_all('section')):
-        rest = [
-            child
-            for child in section.children
-            if not (isinstance(child, str) and not child.strip())
-            and getattr(child, 'name', None) not in (*HEADINGS, 'span')
-        ]
-        if not rest:
-            section.decompose()
 
 
 def heading_text(heading: Tag) -> tuple[str, str]:

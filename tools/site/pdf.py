@@ -33,7 +33,12 @@ STAMP = 'pdf-stamp.json'
 PRINT_PAGE = '__book-print__.html'  # the document's address on the local server
 MAX_PRINTINGS = 4  # the table of contents settles after two; a third checks
 # What Chromium is given besides the page size and margins of pdf.css.
-PDF_OPTIONS = {'outline': True, 'tagged': True, 'prefer_css_page_size': True}
+PDF_OPTIONS = {
+    'outline': True,
+    'tagged': True,
+    'prefer_css_page_size': True,
+    'print_background': True,
+}
 # Waits for MathJax to typeset and for every font the page uses.
 SETTLED = """async () => {
   if (window.MathJax && MathJax.startup && MathJax.startup.promise) {
