@@ -210,15 +210,15 @@ class Document:
         )
 
     def body(self) -> str:
-        parts, current = [], None
+        chunks, parts = [], []
         for page in self.pages:
-            if page.part and page.part != current:
-                current = page.part
+            if page.part and page.part != (parts[-1] if parts else None):
                 anchor = f'book-part-{len(parts)}'
+                parts.append(page.part)
                 self.toc.append(TocEntry(anchor, 1, '', page.part))
-                parts.append(f'<h1 class="book-part" id="{anchor}">{html.escape(page.part)}</h1>')
-            parts.append(self.page_html(page))
-        return '\n'.join(parts)
+                chunks.append(f'<h1 class="book-part" id="{anchor}">{html.escape(page.part)}</h1>')
+            chunks.append(self.page_html(page))
+        return '\n'.join(chunks)
 
     def toc_html(self) -> str:
         items = []
