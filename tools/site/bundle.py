@@ -142,6 +142,7 @@ def readme_text(layout: Layout, framework: str, titles: dict[str, str], commit: 
     kernel = f'd2l-book-{framework}'
     project = tomllib.loads(layout.pyproject.read_text(encoding='utf-8')).get('project', {})
     python = project.get('requires-python', '>=3.10')
+    python = f'{python[2:]} or newer' if python.startswith('>=') else python
     gpu = GPU_NOTES.get(framework, '').format(**colab.pinned_versions(layout))
     return f"""# {book_title(layout)}: the {row.label} notebooks
 
