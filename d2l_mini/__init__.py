@@ -4,13 +4,12 @@
 each imports only its own framework. The two are twins: the same names, in the
 same order, for the same roles (attention, the chapter's saved FeedForward,
 TransformerBlock, CharLM and generate, the Time Machine data, ``train_lm``).
+Both ``MultiHeadAttention`` classes return ``(output, weights)``, as PyTorch's
+own ``nn.MultiheadAttention`` does and as a function compiled by ``jax.jit``
+must (it hands results back only through what it returns).
 
 Where the twins differ, and why:
 
-* PyTorch's ``MultiHeadAttention`` returns the output and keeps the attention
-  weights on the module (``attention_weights``); Flax's returns
-  ``(output, weights)``, since a Flax module called under ``jax.jit`` hands
-  results back only through what it returns.
 * Flax NNX modules take the source of their random initial weights as a
   required keyword argument, ``rngs=nnx.Rngs(seed)`` (checked like the other
   arguments); PyTorch modules draw from the global generator that

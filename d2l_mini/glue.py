@@ -1,7 +1,11 @@
 """Values that the book's prose quotes from a run, the same for both frameworks.
 
-A cell calls ``d2l.glue('swiglu_gap', gap)``; the prose writes
-``{value}`swiglu_gap:.2f` `` where the number belongs.  The book's build reads the
+A cell calls ``d2l.glue('swiglu_gap', gap)``, and the prose writes, where the number
+belongs::
+
+    {value}`swiglu_gap:.2f`
+
+The book's build reads the
 value from the executed notebook of each framework, so that the PyTorch page shows
 PyTorch's number and the JAX page JAX's.  In Jupyter the call shows nothing.
 """

@@ -84,8 +84,8 @@ class MultiHeadAttention(nn.Module):
     Call with ``(queries, keys, values, valid_lens=None)``, inputs of shape
     (batch, length, num_hiddens). ``valid_lens`` is None, one length per
     sequence (B,), or one length per query (B, Tq); ``torch.arange(1, T + 1)``
-    for every query makes the attention causal. Returns the output and keeps
-    the weights, shape (B, num_heads, Tq, Tk), in ``self.attention_weights``.
+    for every query makes the attention causal. Returns ``(output, weights)``
+    with weights of shape (B, num_heads, Tq, Tk).
 
     The forward pass is: project, ``transpose_qkv``, ``dot_product_attention``
     (a subclass may override it, e.g. to normalise queries and keys first),
@@ -104,7 +104,6 @@ class MultiHeadAttention(nn.Module):
         self.W_v = nn.Linear(num_hiddens, num_hiddens, bias=bias)
         self.W_o = nn.Linear(num_hiddens, num_hiddens, bias=bias)
         self.dropout = nn.Dropout(dropout)
-        self.attention_weights = None
 
     def transpose_qkv(self, X):
         """(B, T, num_hiddens) -> (B, num_heads, T, num_hiddens / num_heads)."""
@@ -129,9 +128,8 @@ class MultiHeadAttention(nn.Module):
         K = self.transpose_qkv(self.W_k(keys))
         V = self.transpose_qkv(self.W_v(values))
         mask = None if valid_lens is None else _visible_keys(valid_lens, Q, K)
-        output, self.attention_weights = self.dot_product_attention(
-            Q, K, V, mask)
-        return self.W_o(self.transpose_output(output))
+        output, weights = self.dot_product_attention(Q, K, V, mask)
+        return self.W_o(self.transpose_output(output)), weights
 
     def extra_repr(self):
         return (f'num_hiddens={self.num_hiddens}, num_heads={self.num_heads}, '
@@ -217,7 +215,7 @@ def _fused_attention():
     """While ``train_lm`` trains, nobody reads the attention weights, so every
     MultiHeadAttention (and a subclass's ``super()`` call) runs PyTorch's fused
     ``F.scaled_dot_product_attention``, which never writes the (B, h, T, T)
-    weights to memory; ``attention_weights`` is None meanwhile."""
+    weights to memory; the weights it returns are None meanwhile."""
     lesson = MultiHeadAttention.dot_product_attention
     MultiHeadAttention.dot_product_attention = _fused_dot_product_attention
     try:
@@ -282,9 +280,9 @@ class TransformerBlock(nn.Module):
     (see FeedForward); pre_norm: normalise each branch input (True) or the
     stream after each addition (False); bias: biases in the linear layers.
     attn_factory() and ffn_factory(), when given, build replacement
-    sublayers; the attention one is called like d2l.MultiHeadAttention.
-    Call with X of shape (batch, length, num_hiddens) and optional
-    valid_lens, (batch,) or (batch, length), as for MultiHeadAttention."""
+    sublayers; the attention one is called like d2l.MultiHeadAttention and
+    returns (output, weights). Call with X of shape (batch, length,
+    num_hiddens) and optional valid_lens, (batch,) or (batch, length)."""
     def __init__(self, num_hiddens, num_heads, dropout=0.0, norm='rms',
                  act='swiglu', pre_norm=True, bias=False, attn_factory=None,
                  ffn_factory=None):
@@ -304,7 +302,7 @@ class TransformerBlock(nn.Module):
         self.dropout = nn.Dropout(dropout)
 
     def attend(self, X, valid_lens):
-        return self.dropout(self.attention(X, X, X, valid_lens))
+        return self.dropout(self.attention(X, X, X, valid_lens)[0])
 
     def transform(self, X):
         return self.dropout(self.ffn(X))

@@ -40,8 +40,8 @@ class TorchSide:
         if valid_lens is not None and isinstance(valid_lens, np.ndarray):
             valid_lens = t.from_numpy(valid_lens)
         with t.no_grad():
-            out = mha(t.from_numpy(q), t.from_numpy(k), t.from_numpy(v), valid_lens)
-        return out.numpy(), mha.attention_weights.numpy()
+            out, weights = mha(t.from_numpy(q), t.from_numpy(k), t.from_numpy(v), valid_lens)
+        return out.numpy(), weights.numpy()
 
     def softmax(self, scores, mask):
         t = self.torch
@@ -320,7 +320,7 @@ def test_torch_gradients_stay_finite_through_a_blind_query():
     torch.manual_seed(0)
     mha = d2l.MultiHeadAttention(8, 2)
     X = torch.randn(2, 3, 8, requires_grad=True)
-    out = mha(X, X, X, torch.tensor([[0, 1, 2], [1, 2, 3]]))
+    out, _ = mha(X, X, X, torch.tensor([[0, 1, 2], [1, 2, 3]]))
     out.sum().backward()
     assert torch.isfinite(X.grad).all()
     assert all(torch.isfinite(p.grad).all() for p in mha.parameters())
@@ -353,9 +353,9 @@ def torch_outputs_and_grads(d2l, lens, **mha_options):
     torch.manual_seed(0)
     mha = d2l.MultiHeadAttention(8, 2, bias=True, **mha_options)
     X = torch.randn(3, 6, 8, generator=torch.Generator().manual_seed(1), requires_grad=True)
-    out = mha(X, X, X, None if lens is None else torch.from_numpy(lens))
+    out, weights = mha(X, X, X, None if lens is None else torch.from_numpy(lens))
     (out * torch.linspace(-1, 1, 8)).sum().backward()
-    return out.detach(), X.grad, mha.W_q.weight.grad, mha.attention_weights
+    return out.detach(), X.grad, mha.W_q.weight.grad, weights
 
 
 @pytest.mark.parametrize('case', list(LENGTHS))
@@ -385,11 +385,11 @@ def test_torch_fused_path_drops_out_only_in_training():
     mha = d2l.MultiHeadAttention(16, 4, dropout=0.5)
     X = torch.randn(2, 5, 16)
     with torch.no_grad(), d2l._fused_attention():
-        assert not torch.allclose(mha(X, X, X), mha(X, X, X))
+        assert not torch.allclose(mha(X, X, X)[0], mha(X, X, X)[0])
         mha.eval()
-        fused = mha(X, X, X)
+        fused, _ = mha(X, X, X)
     with torch.no_grad():
-        torch.testing.assert_close(fused, mha(X, X, X), atol=1e-6, rtol=0)
+        torch.testing.assert_close(fused, mha(X, X, X)[0], atol=1e-6, rtol=0)
 
 
 def test_torch_fused_path_keeps_a_subclass_override():
@@ -408,10 +408,10 @@ def test_torch_fused_path_keeps_a_subclass_override():
     same_weights = d2l.MultiHeadAttention(8, 2)
     X = torch.randn(2, 5, 8)
     with torch.no_grad():
-        explicit = mha(X, X, X)
+        explicit, _ = mha(X, X, X)
         with d2l._fused_attention():
-            fused = mha(X, X, X)
-        undoubled = same_weights(X, X, X)
+            fused, _ = mha(X, X, X)
+        undoubled, _ = same_weights(X, X, X)
     torch.testing.assert_close(fused, explicit, atol=1e-5, rtol=0)
     assert (explicit - undoubled).abs().max() > 1e-3
 
@@ -435,8 +435,8 @@ def test_torch_train_lm_uses_the_fused_path_only_while_training():
 
         def forward(self, X):
             H = self.emb(X)
-            out = self.attention(H, H, H)
-            kept.append(self.attention.attention_weights)
+            out, weights = self.attention(H, H, H)
+            kept.append(weights)
             return out @ self.emb.weight.T
 
     model = Probe()

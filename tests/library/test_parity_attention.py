@@ -28,7 +28,7 @@ def twins(bias, seed=0):
 
 def run_both(pt, jx, q, k, v, valid_lens):
     with torch.no_grad():
-        out_pt = pt(
+        out_pt, w_pt = pt(
             torch.from_numpy(q),
             torch.from_numpy(k),
             torch.from_numpy(v),
@@ -40,7 +40,7 @@ def run_both(pt, jx, q, k, v, valid_lens):
         jnp.asarray(v),
         None if valid_lens is None else jnp.asarray(valid_lens),
     )
-    return ((out_pt.numpy(), pt.attention_weights.numpy()), (np.asarray(out_jx), np.asarray(w_jx)))
+    return ((out_pt.numpy(), w_pt.numpy()), (np.asarray(out_jx), np.asarray(w_jx)))
 
 
 def causal(T):

@@ -93,7 +93,7 @@ def pt():
             B, T = X.shape
             H = self.emb(X)
             causal = torch.arange(1, T + 1).repeat(B, 1)
-            return self.out(H + self.attention(H, H, H, causal))
+            return self.out(H + self.attention(H, H, H, causal)[0])
 
     threads = torch.get_num_threads()
     torch.set_num_threads(1)  # tiny matrices: threads only add contention

@@ -183,7 +183,7 @@ def build_html(site: Path, *, quiet: bool = False) -> None:
 
 def inputs_hash(layout: Layout) -> str:
     """A hash of everything the HTML is made from: the book's sources and configuration,
-    the build's tools, the split and merged notebooks, the execution records (so that the
+    the build's tools, d2l_mini, the split and merged notebooks, the execution records (so that the
     report's executed/cached column is always the last run's) and jupyter-book's versions."""
     digest = hashlib.sha256()
     for name in SITE_PACKAGES:
@@ -193,6 +193,7 @@ def inputs_hash(layout: Layout) -> str:
             digest.update(f'{name} missing\n'.encode())
     files = [layout.config, layout.toc, layout.requirements, layout.records]
     files += sorted(layout.book.rglob('*')) + sorted(layout.tools.rglob('*.py'))
+    files += sorted(layout.library.rglob('*.py'))  # the reference page documents d2l_mini
     files += [
         path
         for folder in (layout.merged_folder, *map(layout.split_folder, FRAMEWORKS))
