@@ -110,10 +110,12 @@ def print_document(browser: object, base: str, document: str) -> bytes:
             now = {target: found[target] for target in targets}
             if now == numbers:
                 return pdf
+            moved = [f'{t} {numbers[t]}->{now[t]}' for t in targets if numbers.get(t) != now[t]]
             numbers = now
             view.evaluate(FILL_TOC, numbers)
         raise PdfError(
-            f"the table of contents' page numbers still changed after {MAX_PRINTINGS} printings"
+            f"the table of contents' page numbers still changed after {MAX_PRINTINGS} "
+            f'printings ({len(moved)} entries in the last, e.g. {", ".join(moved[:5])})'
         )
     finally:
         view.close()
