@@ -9,7 +9,7 @@ STAMP := $(VENV)/.requirements-installed
 NODE_STAMP := node_modules/.package-lock.json
 FIGURE_MODULES := $(subst /,.,$(basename $(sort $(wildcard tools/figures/*.py))))
 
-.PHONY: book test test-fast bench save figures publish clean venv node
+.PHONY: book test test-fast bench save figures publish readers clean venv node
 
 book: $(STAMP)
 	$(PY) -m tools build
@@ -48,6 +48,13 @@ figures: $(STAMP)
 # `make publish ARGS="--dry-run /tmp/published"`. Run after `make book`, on a clean commit.
 publish: $(STAMP)
 	$(PY) -m tools publish $(ARGS)
+
+# The readers' matrix (python -m tools readers): publish to a local bare repository, then
+# run the published notebooks in fresh virtual environments without the project (bare,
+# lowest and newest versions) and print the table. Run after `make book`, on a clean
+# commit; `make readers ARGS="--environments lowest-jax --notebooks jax/how-to-use"`.
+readers: $(STAMP)
+	$(PY) -m tools readers $(ARGS)
 
 # Build products only: downloaded data (data/) stays.
 clean:

@@ -251,7 +251,7 @@ def _rowwise_products(model):
     all positions of its (B, T, d) input as one (B * T, d) matrix: the same
     numbers, but XLA on a CPU differentiates a 2-D product's weights about
     twice as fast as a 3-D one's (``python -m benchmarks`` measures it)."""
-    layers = [layer for _, layer in nnx.iter_modules(model)
+    layers = [layer for _, layer in nnx.iter_graph(model)
               if isinstance(layer, nnx.Linear)
               and layer.dot_general is jax.lax.dot_general]
     for layer in layers:

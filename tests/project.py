@@ -20,6 +20,7 @@ kernelspec:
 REQUIREMENTS = 'flax==0.12.8\njax==0.10.2\njaxlib==0.10.2\noptax==0.2.8\ntorch==2.13.0+cpu\n'
 PYPROJECT = """[project]
 name = "d2l_mini"
+dependencies = ["numpy", "matplotlib", "tqdm"]
 [project.optional-dependencies]
 torch = ["torch>=2.0"]
 jax = ["jax>=0.7.1", "jaxlib>=0.7.1", "flax>=0.12", "optax>=0.2.5"]

@@ -12,7 +12,7 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from tools import build, publish
+from tools import build, publish, readers
 from tools.frameworks import FRAMEWORKS
 from tools.paths import Layout, write_atomic
 from tools.run import execute, records
@@ -117,6 +117,18 @@ def run_publish(args: argparse.Namespace, layout: Layout) -> None:
     )
 
 
+def run_readers(args: argparse.Namespace, layout: Layout) -> None:
+    readers.readers(
+        layout,
+        names=args.environments or None,
+        notebooks=args.notebooks or None,
+        unexecuted=args.unexecuted,
+        python=args.python,
+        fresh=args.fresh,
+        progress=say,
+    )
+
+
 def run_screenshot(args: argparse.Namespace, layout: Layout) -> None:
     out = args.out or layout.screenshot
     say(f'wrote {screenshot.screenshot(args.html or layout.html, args.page, out)}')
@@ -210,6 +222,28 @@ def command_line() -> argparse.ArgumentParser:
         type=Path,
         default=None,
         help="write the two branches' trees into DIR instead of pushing",
+    )
+    sub = step(
+        'readers',
+        run_readers,
+        'publish to a local repository and run the notebooks in fresh environments (the matrix)',
+    )
+    sub.add_argument(
+        '--environments', nargs='+', metavar='NAME', help='default: all of them (see the module)'
+    )
+    sub.add_argument(
+        '--notebooks', nargs='+', metavar='FW/PAGE', help='only these, e.g. jax/how-to-use'
+    )
+    sub.add_argument(
+        '--unexecuted',
+        action='store_true',
+        help='publish the split notebooks: no outputs, no up-to-date build needed',
+    )
+    sub.add_argument(
+        '--python', default=None, help='the Python to make the environments with (default: this)'
+    )
+    sub.add_argument(
+        '--fresh', action='store_true', help='make the environments anew, even if kept'
     )
     sub = step('screenshot', run_screenshot, 'save a screenshot of a built page for the README')
     sub.add_argument('--html', type=Path, default=None, help='default: _build/site/_build/html')

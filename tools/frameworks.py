@@ -32,12 +32,13 @@ def jax_device() -> str | None:
     return None
 
 
-# Where nvidia-smi exists, JAX from PyPI needs its CUDA plugin (part of the install cell).
+# Where nvidia-smi exists, JAX from PyPI needs its CUDA plugin (lines of the install cell).
 JAX_GPU_INSTALL = """\
-    import shutil
-    if shutil.which("nvidia-smi"):
-        install = [p.replace("jax==", "jax[cuda12]==", 1) if p.startswith("jax==") else p
-                   for p in install]
+import shutil
+
+if install and shutil.which("nvidia-smi"):  # a GPU: JAX from PyPI needs its CUDA plugin
+    install = [p.replace("jax==", "jax[cuda12]==", 1) if p.startswith("jax==") else p
+               for p in install]
 """
 
 

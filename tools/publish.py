@@ -179,20 +179,31 @@ def check_remote(layout: Layout, remote: str, commit: str) -> dict[str, str]:
 
 
 def write_notebooks(
-    layout: Layout, sections: list[str], commit: str, install_from: str | None, target: Path
+    layout: Layout,
+    sections: list[str],
+    commit: str,
+    install_from: str | None,
+    target: Path,
+    executed: bool = True,
 ) -> None:
-    """The executed notebooks, with ``commit`` in their install cell, as
-    <framework>/<page>.ipynb."""
+    """The executed notebooks (``executed=False``: the split ones), with ``commit`` in
+    their install cell, as <framework>/<page>.ipynb."""
     for framework in FRAMEWORKS:
-        cell = colab.install_source(framework, layout, commit=commit, repository=install_from)
         for rel in sections:
-            notebook = nbformat.read(layout.executed(framework, rel), as_version=4)
+            path = (layout.executed if executed else layout.notebook)(framework, rel)
+            notebook = nbformat.read(path, as_version=4)
             install = next((c for c in notebook.cells if c.get('id') == colab.CELL_ID), None)
             if install is None:
                 raise PublishError(
-                    f'{layout.executed(framework, rel)} has no install cell '
+                    f'{path} has no install cell '
                     f'(id {colab.CELL_ID!r}); run `make book`, then publish again'
                 )
+            sources = [
+                c.source for c in notebook.cells if c.cell_type == 'code' and c is not install
+            ]
+            cell = colab.install_source(
+                framework, layout, commit=commit, repository=install_from, sources=sources
+            )
             install.source, install.outputs, install.execution_count = cell, [], None
             write_atomic(target / framework / f'{rel}.ipynb', nbformat.writes(notebook) + '\n')
 

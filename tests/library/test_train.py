@@ -41,25 +41,27 @@ def assert_micro_batches_validated(d2l, model, tm, optimizer):
 
 
 class BarRecorder:
-    """Stands in for tqdm in ``d2l_mini.progress``: keeps every bar made, each
+    """Stands in for tqdm's bar in ``d2l_mini.progress``: keeps every bar made, each
     writing to its own StringIO, shown from the start (no delay)."""
 
     def __init__(self, monkeypatch):
         import io
+
+        from tqdm import std
 
         from d2l_mini import progress as progress_module
 
         self.bars = []
         recorder = self
 
-        class RecordedBar(progress_module.tqdm):
+        class RecordedBar(std.tqdm):
             def __init__(self, *args, **kwargs):
                 kwargs.update(file=io.StringIO(), delay=0, mininterval=0)
                 super().__init__(*args, **kwargs)
                 self.enabled = not self.disable  # close() disables a bar
                 recorder.bars.append(self)
 
-        monkeypatch.setattr(progress_module, 'tqdm', RecordedBar)
+        monkeypatch.setattr(progress_module, 'bar_class', lambda: RecordedBar)
 
 
 def assert_one_bar_counted(recorder, num_steps):

@@ -16,10 +16,11 @@ import d2l_mini
 from tools.cli import main
 from tools.frameworks import FRAMEWORKS
 from tools.run import execute as execute_module
+from tools.run import outputs
 from tools.run.cache import METADATA_KEY, notebook_hash
 from tools.run.execute import ExecutionFailed, execute, plan, settings
 from tools.run.kernel import kernel_environment
-from tools.run.outputs import clean_text
+from tools.run.outputs import clean_text, warnings_in
 from tools.site.merge import merge_section
 from tools.source.sections import find_sections
 from tools.source.split import split_section
@@ -271,6 +272,49 @@ def test_a_notebook_past_its_timeout_fails(project):
     with pytest.raises(ExecutionFailed, match=r'(?s)ch/slow failed in notebook cell 1.*timed out'):
         run(project, timeout=8)
     assert not project.layout.executed('pytorch', 'ch/slow').exists()
+
+
+@pytest.mark.slow
+def test_a_warning_in_an_output_fails_the_notebook(project):
+    code = project.code
+    project.section(
+        'ch/warns',
+        '# Warns\n',
+        code('import warnings'),
+        code("warnings.warn('.value access is deprecated', DeprecationWarning)", 'pytorch'),
+        code("warnings.warn('.value access is deprecated', FutureWarning)", 'jax'),
+    )
+    with pytest.raises(ExecutionFailed) as failure:
+        run(project)
+    message = str(failure.value)
+    for framework, category in (('pytorch', 'DeprecationWarning'), ('jax', 'FutureWarning')):
+        assert f'[{framework}] ch/warns failed in notebook cell' in message
+        assert f'<cell>:1: {category}: .value access is deprecated' in message
+        assert not project.layout.executed(framework, 'ch/warns').exists()
+    assert 'ALLOWED_WARNINGS' in message
+
+
+def stream(text, name='stderr'):
+    return nbformat.v4.new_code_cell(
+        'x', outputs=[nbformat.v4.new_output('stream', name=name, text=text)]
+    )
+
+
+def test_warnings_in_finds_the_lines_python_and_loggers_print_as_warnings(monkeypatch):
+    deprecation = (
+        "<cell>:3: DeprecationWarning: '.value' access is now deprecated.\n"
+        '  fresh = ffn.W_1.kernel.value\n'
+    )
+    assert warnings_in(stream(deprecation)) == [
+        "<cell>:3: DeprecationWarning: '.value' access is now deprecated."
+    ]
+    tqdm = 'site-packages/tqdm/auto.py:21: TqdmWarning: IProgress not found.\n'
+    assert warnings_in(stream('loss 2.1\n' + tqdm, 'stdout')) == [tqdm.strip()]
+    logged = 'WARNING:jax._src.xla_bridge:An NVIDIA GPU may be present on this machine\n'
+    assert warnings_in(stream(logged)) == [logged.strip()]
+    assert warnings_in(stream('Warning signs in the loss: none\nUserWarning is a class\n')) == []
+    monkeypatch.setitem(outputs.ALLOWED_WARNINGS, r'xla_bridge:An NVIDIA GPU', 'a reason')
+    assert warnings_in(stream(logged)) == []
 
 
 def test_settings_validate_the_environment(monkeypatch):

@@ -4,11 +4,9 @@ import base64
 
 import nbformat
 import pytest
-from IPython.core.inputtransformer2 import TransformerManager
 
 from tools.cli import main
 from tools.paths import Layout
-from tools.source import colab
 from tools.source.myst import References
 from tools.source.sections import (
     AuthoringError,
@@ -97,117 +95,6 @@ def test_notebooks_are_plain_jupyter_notebooks(project):
         assert 'jupytext' not in notebook.metadata
 
 
-def run_install_cell(source, monkeypatch, installed=None, gpu=False):
-    """Execute an install cell as IPython would; returns (the %pip lines it ran, what it printed).
-
-    ``installed``: ``{package: version}`` of the machine (None: d2l_mini is importable).
-    """
-    import importlib.metadata
-    import shutil
-    import sys
-
-    from IPython.utils.text import DollarFormatter
-
-    calls, printed, namespace = [], [], {}
-
-    class Shell:
-        def run_line_magic(self, name, line):
-            calls.append(f'%{name} {DollarFormatter().vformat(line, args=[], kwargs=namespace)}')
-
-    def version(name):
-        if name not in installed:
-            raise importlib.metadata.PackageNotFoundError(name)
-        return installed[name]
-
-    if installed is not None:
-        monkeypatch.setitem(sys.modules, 'd2l_mini', None)
-        monkeypatch.setattr(importlib.metadata, 'version', version)
-        monkeypatch.setattr(
-            shutil, 'which', lambda command: '/usr/bin/nvidia-smi' if gpu else None
-        )
-    namespace.update(
-        get_ipython=lambda: Shell(), print=lambda *args: printed.append(' '.join(args))
-    )
-    exec(TransformerManager().transform_cell(source), namespace)
-    return calls, printed
-
-
-PINNED_JAX = {'jax': '0.10.2', 'jaxlib': '0.10.2', 'flax': '0.12.8', 'optax': '0.2.8'}
-LIBRARY = '"d2l_mini @ git+https://example.org/owner/book"'
-
-
-def install_cells(project):
-    paths = routed(project)
-    return {fw: read(path).cells[0] for fw, path in paths.items()}
-
-
-def test_colab_cell_comes_first_and_does_nothing_where_d2l_mini_is_installed(project, monkeypatch):
-    for install in install_cells(project).values():
-        assert install.id == 'install' and install.cell_type == 'code'
-        assert run_install_cell(install.source, monkeypatch) == ([], [])
-
-
-def test_colab_cell_keeps_adequate_frameworks_and_installs_only_the_library(project, monkeypatch):
-    cells = install_cells(project)
-    calls, printed = run_install_cell(
-        cells['pytorch'].source, monkeypatch, {'torch': '2.13.0+cu128'}, gpu=True
-    )
-    assert calls == [f'%pip install --quiet  {LIBRARY}'] and printed == []
-    calls, printed = run_install_cell(cells['jax'].source, monkeypatch, PINNED_JAX, gpu=True)
-    assert calls == [f'%pip install --quiet  {LIBRARY}'] and printed == []
-
-
-def test_colab_cell_names_the_versions_that_made_the_outputs_when_others_are_installed(
-    project, monkeypatch
-):
-    cells = install_cells(project)
-    calls, printed = run_install_cell(
-        cells['pytorch'].source, monkeypatch, {'torch': '2.5.1+cu121'}
-    )
-    assert calls == [f'%pip install --quiet  {LIBRARY}']
-    assert printed == ['The outputs shown were made with torch 2.13.0 (here: 2.5.1+cu121)']
-    colab_jax = dict(PINNED_JAX, jax='0.11.0', jaxlib='0.11.0')
-    calls, printed = run_install_cell(cells['jax'].source, monkeypatch, colab_jax)
-    assert calls == [f'%pip install --quiet  {LIBRARY}']
-    assert printed == [
-        'The outputs shown were made with jax 0.10.2 (here: 0.11.0), jaxlib 0.10.2 (here: 0.11.0)'
-    ]
-
-
-def test_colab_cell_installs_missing_or_too_old_frameworks_at_their_pinned_versions(
-    project, monkeypatch
-):
-    cells = install_cells(project)
-    calls, _ = run_install_cell(cells['pytorch'].source, monkeypatch, {})
-    assert calls == [f'%pip install --quiet torch==2.13.0 {LIBRARY}']
-    calls, _ = run_install_cell(cells['pytorch'].source, monkeypatch, {'torch': '1.13.1'})
-    assert calls == [f'%pip install --quiet torch==2.13.0 {LIBRARY}']
-    old_flax = dict(PINNED_JAX, flax='0.10.4')
-    calls, _ = run_install_cell(cells['jax'].source, monkeypatch, old_flax, gpu=True)
-    assert calls == [f'%pip install --quiet flax==0.12.8 {LIBRARY}']
-
-
-def test_colab_cell_installs_the_cuda_build_of_jax_only_on_a_gpu_machine(project, monkeypatch):
-    source = install_cells(project)['jax'].source
-    everything = 'jax{}==0.10.2 jaxlib==0.10.2 flax==0.12.8 optax==0.2.8'
-    calls, _ = run_install_cell(source, monkeypatch, {}, gpu=True)
-    assert calls == [f'%pip install --quiet {everything.format("[cuda12]")} {LIBRARY}']
-    calls, _ = run_install_cell(source, monkeypatch, {}, gpu=False)
-    assert calls == [f'%pip install --quiet {everything.format("")} {LIBRARY}']
-
-
-def test_colab_cell_reads_the_minimum_versions_from_pyproject(project, monkeypatch):
-    pyproject = project.layout.pyproject
-    pyproject.write_text(pyproject.read_text().replace('torch>=2.0', 'torch>=2.14'))
-    calls, _ = run_install_cell(
-        install_cells(project)['pytorch'].source, monkeypatch, {'torch': '2.13.0'}
-    )
-    assert calls == [f'%pip install --quiet torch==2.13.0 {LIBRARY}']
-    pyproject.write_text(pyproject.read_text().replace('torch>=2.14', 'torch'))
-    with pytest.raises(ValueError, match=r"pyproject.toml.*'torch' needs one lower bound"):
-        colab.install_source('pytorch', project.layout)
-
-
 def test_split_without_the_framework_extras_is_a_usage_error(project, capsys):
     project.section('ch/a', '# A\n')
     project.layout.pyproject.unlink()
@@ -216,27 +103,6 @@ def test_split_without_the_framework_extras_is_a_usage_error(project, capsys):
     assert err.startswith('python -m tools split: error: ')
     assert 'pyproject.toml [project.optional-dependencies]' in err
     assert 'Traceback' not in err
-
-
-def test_split_cell_names_no_commit_and_the_published_one_does(project, monkeypatch):
-    assert '@' not in install_cells(project)['jax'].source.split('git+')[1]
-    commit = '0123456789abcdef0123456789abcdef01234567'
-    source = colab.install_source(
-        'pytorch', project.layout, commit=commit, repository='file:///srv/book.git'
-    )
-    calls, _ = run_install_cell(source, monkeypatch, {'torch': '2.13.0'})
-    assert calls == [f'%pip install --quiet  "d2l_mini @ git+file:///srv/book.git@{commit}"']
-    with pytest.raises(ValueError, match='commit'):
-        colab.install_source('pytorch', project.layout, commit='main')
-    with pytest.raises(ValueError, match='repository'):
-        colab.install_source('pytorch', project.layout, repository='x" && rm -rf ~ "')
-
-
-def test_colab_repository_falls_back_without_config(project):
-    project.layout.config.unlink()
-    assert colab.repository_url(project.layout) == colab.DEFAULT_REPOSITORY
-    with pytest.raises(ValueError, match='framework'):
-        colab.install_source('tensorflow', project.layout)
 
 
 def test_myst_syntax_becomes_plain_markdown(project):

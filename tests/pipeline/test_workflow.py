@@ -110,3 +110,30 @@ def test_the_steps_the_workflow_runs_exist(capsys):
     unknown = {step for step in steps if main([step, '--help']) != 0}
     assert not unknown, f'the workflow runs steps that do not exist: {sorted(unknown)}'
     assert main(['no-such-step', '--help']) == 2  # the check can fail
+
+
+def test_the_readers_matrix_runs_weekly_and_on_demand_on_the_readers_pythons():
+    from tools import readers
+    from tools.paths import Layout
+    from tools.source.sections import find_sections
+
+    data = workflow()
+    assert 'cron' in data['on']['schedule'][0] and 'workflow_dispatch' in data['on']
+    job = data['jobs']['readers']
+    assert 'schedule' in job['if'] and 'workflow_dispatch' in job['if']
+    matrix = job['strategy']['matrix']
+    assert matrix['python'] == ['3.11', '3.12']
+    layout = Layout()
+    assert sorted(matrix['environment']) == sorted(
+        readers.environments(layout, find_sections(layout))
+    )
+    assert 'python -m tools readers --unexecuted --environments ${{ matrix.environment }}' in runs(
+        job
+    )
+    setup = next(s for s in job['steps'] if s.get('uses', '').startswith('actions/setup-python@'))
+    assert setup['with']['python-version'] == '${{ matrix.python }}'
+    # torch from the CPU index, for the readers' environments too (they inherit it).
+    assert data['env']['PIP_EXTRA_INDEX_URL'] == 'https://download.pytorch.org/whl/cpu'
+    # The other jobs do not run on the schedule.
+    for name in ('test', 'execute', 'publish'):
+        assert 'schedule' not in data['jobs'][name].get('if', '')

@@ -1,7 +1,9 @@
 """Run one notebook in a fresh python3 kernel (nbclient), cell by cell.
 
 A failing cell (one not tagged ``raises-exception``) raises :class:`NotebookFailed`,
-which names the cell and carries its traceback without ANSI colour.
+which names the cell and carries its traceback without ANSI colour; so does a cell whose
+output holds a warning (a DeprecationWarning today is an error in a later release, and
+readers would see it in the published notebook).
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from jupyter_core.utils import ensure_async
 from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError, CellTimeoutError, DeadKernelError
 
-from tools.run.outputs import clean_text
+from tools.run.outputs import clean_text, warnings_in
 
 
 class NotebookFailed(Exception):
@@ -141,4 +143,15 @@ async def run_notebook(
             f'timed out: the notebook ran past its limit of {timeout:g} s '
             f'(after {elapsed:.0f} s; BOOK_TIMEOUT sets the limit)'
         ) from None
+    for index, cell in enumerate(notebook.cells):
+        warned = warnings_in(cell) if cell.cell_type == 'code' else []
+        if warned:
+            current[0] = index
+            raise failed(
+                'its output holds a warning:\n'
+                + '\n'.join(warned)
+                + '\nChange the code that causes it (a framework warning at import time that '
+                'the book cannot avoid: allow it in tools/run/outputs.py, ALLOWED_WARNINGS, '
+                'with the reason)'
+            )
     return notebook

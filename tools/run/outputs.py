@@ -4,7 +4,9 @@ Cleaning (applied to every executed notebook): no ANSI escapes, no progress-bar
 carriage returns, kernel temp files shown as ``<cell>``, files of the project and of
 installed packages by their paths inside the project or ``site-packages/``, so that no
 output names the machine it ran on.  Comparing (merge): the cleaned outputs also
-without memory addresses, execution counts and metadata.
+without memory addresses, execution counts and metadata.  Warnings (``warnings_in``):
+the lines of a cell's output that Python's warnings module or a logger printed as a
+warning, which no output of the book may hold.
 """
 
 from __future__ import annotations
@@ -23,6 +25,12 @@ PROJECT_DIR = re.compile(re.escape(str(ROOT)) + r'/(?!\.venv/)')
 SITE_PACKAGES = re.compile(r"[^\s'\"()]*/(?:site|dist)-packages/")
 ADDRESS = re.compile(r'\b0x[0-9a-fA-F]{4,}\b')
 TEXT_TYPES = ('text/plain', 'text/html', 'text/markdown', 'text/latex')
+# "<file>:<line>: <Category>: <message>" (the warnings module) or "WARNING:<logger>:<message>"
+# (logging's default format, as absl and JAX log).
+WARNING_LINE = re.compile(r'^(?:\S.*?:\d+: \w*Warning: |WARNING:[\w.]+:).*$', re.MULTILINE)
+# The warnings an output may hold, each with the reason: none. A framework's warning at
+# import time that the book cannot avoid would go here, matched by a regular expression.
+ALLOWED_WARNINGS: dict[str, str] = {}
 
 
 def clean_text(text: str) -> str:
@@ -89,3 +97,16 @@ def comparable(outputs: list) -> list:
                 data[mime] = value if isinstance(value, str) else repr(value)
             result.append((kind, tuple(sorted(data.items()))))
     return result
+
+
+def warnings_in(cell: NotebookNode) -> list[str]:
+    """The warning lines of a code cell's stream outputs that ALLOWED_WARNINGS lets through
+    none of."""
+    found = []
+    for output in cell.get('outputs', []):
+        if output.get('output_type') == 'stream':
+            for match in WARNING_LINE.finditer(clean_text(output.get('text', ''))):
+                line = match.group(0)
+                if not any(re.search(allowed, line) for allowed in ALLOWED_WARNINGS):
+                    found.append(line)
+    return found

@@ -3,8 +3,9 @@
 ``book/<rel>.md`` -> ``_build/notebooks/{pytorch,jax}/<rel>.ipynb``.  Markdown and
 untagged code cells go to both notebooks, cells tagged ``pytorch`` or ``jax`` only
 to theirs.  Every cell keeps the id of its position in the source (``c007``), the
-same in both notebooks; the first cell installs what Colab lacks.  The framework
-tags are dropped (merge reads them again from the source), other tags are kept.
+same in both notebooks; the first cell installs what Colab or a fresh Jupyter lacks
+(tools.source.colab).  The framework tags are dropped (merge reads them again from the
+source), other tags are kept.
 """
 
 from __future__ import annotations
@@ -32,7 +33,8 @@ def build_notebook(
         [c.source for c in cells if c.cell_type == 'markdown'],
         framework,
     )
-    install = nbformat.v4.new_code_cell(colab.install_source(framework, layout))
+    sources = [cell.source for cell in cells if cell.cell_type == 'code']
+    install = nbformat.v4.new_code_cell(colab.install_source(framework, layout, sources=sources))
     install.id = colab.CELL_ID
     install.metadata = {'tags': ['remove-cell']}
     notebook_cells = [install]
