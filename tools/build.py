@@ -1,10 +1,12 @@
-"""Build the whole book: check d2l_mini and the toc, split, execute, merge, render.
+"""Build the whole book: check d2l_mini and the toc, split, execute, merge, render, then
+the downloads (each framework's notebooks zipped, and its PDF printed from the HTML).
 
 Stops at the first failing step with a non-zero exit status.  Ends by printing where
 the HTML is.  ``--no-execute`` runs no kernel: it merges and renders the executed
 notebooks already in ``_build/executed/`` (say, each framework's, executed by
 ``python -m tools execute --framework NAME`` on different machines and copied there)
-and fails, naming them, if any is missing or out of date.
+and fails, naming them, if any is missing or out of date.  ``--no-pdf`` prints no PDF
+(on a machine without Chromium).
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from pathlib import Path
 from tools.frameworks import TABLE
 from tools.paths import Layout
 from tools.run.execute import execute, use_executed
+from tools.site import downloads
 from tools.site.merge import merge_all
 from tools.site.render import render, site_toc
 from tools.source import save
@@ -40,7 +43,11 @@ def prune(layout: Layout, names: list[str]) -> list[Path]:
 
 
 def build(
-    layout: Layout, progress: Progress = print, render_html: bool = True, run_kernels: bool = True
+    layout: Layout,
+    progress: Progress = print,
+    render_html: bool = True,
+    run_kernels: bool = True,
+    print_pdfs: bool = True,
 ) -> None:
     """Run the steps in order; the first that fails raises its StepFailed (or UsageError)."""
     started = time.monotonic()
@@ -75,6 +82,11 @@ def build(
     if render_html:
         step('rendering the HTML')
         html = render(layout, progress=progress)
+        step("zipping each framework's notebooks")
+        downloads.write_zips(layout, progress=progress)
+        if print_pdfs:
+            step("printing each framework's PDF")
+            downloads.write_pdfs(layout, progress=progress)
         progress(f'\nbook built in {time.monotonic() - started:.0f} s; open {html / "index.html"}')
     else:
         progress(f'\nnotebooks built in {time.monotonic() - started:.0f} s (HTML not rendered)')

@@ -16,7 +16,7 @@ from tools import build, publish, readers
 from tools.frameworks import FRAMEWORKS
 from tools.paths import Layout, write_atomic
 from tools.run import execute, records
-from tools.site import merge, render, report, screenshot
+from tools.site import downloads, merge, render, report, screenshot
 from tools.source import save, split
 from tools.source.sections import chosen_sections
 from tools.steps import StepFailed, UsageError
@@ -57,9 +57,21 @@ def run_render(args: argparse.Namespace, layout: Layout) -> None:
     render.render(layout, html=not args.no_html, force=args.force, progress=say)
 
 
+def run_pdf(args: argparse.Namespace, layout: Layout) -> None:
+    downloads.write_pdfs(layout, force=args.force, progress=say)
+
+
+def run_zip(args: argparse.Namespace, layout: Layout) -> None:
+    downloads.write_zips(layout, progress=say)
+
+
 def run_build(args: argparse.Namespace, layout: Layout) -> None:
     build.build(
-        layout, progress=say, render_html=not args.no_render, run_kernels=not args.no_execute
+        layout,
+        progress=say,
+        render_html=not args.no_render,
+        run_kernels=not args.no_execute,
+        print_pdfs=not args.no_pdf,
     )
 
 
@@ -170,10 +182,18 @@ def command_line() -> argparse.ArgumentParser:
     sub.add_argument(
         '--force', action='store_true', help='rebuild the HTML even if nothing changed'
     )
+    sub = step('pdf', run_pdf, "print each framework's PDF of the book from the HTML")
+    sub.add_argument('--force', action='store_true', help='print again even if nothing changed')
+    step('zip', run_zip, "zip each framework's executed notebooks, with a README")
     sub = step(
-        'build', run_build, 'check d2l_mini, split, execute, merge and render the whole book'
+        'build',
+        run_build,
+        'check d2l_mini, split, execute, merge and render the whole book, then its downloads',
     )
     sub.add_argument('--no-render', action='store_true', help='stop after merging (no HTML)')
+    sub.add_argument(
+        '--no-pdf', action='store_true', help='make the HTML and the zips, but no PDF'
+    )
     sub.add_argument(
         '--no-execute',
         action='store_true',

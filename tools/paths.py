@@ -82,6 +82,12 @@ class Layout:
         return self.site / '_extra' / NOTEBOOKS_DIR
 
     @property
+    def book_downloads(self) -> Path:
+        """The PDFs and notebook zips of each framework (tools/site/pdf.py, bundle.py),
+        copied into the HTML's downloads/ folder after each build."""
+        return self.build / 'downloads'
+
+    @property
     def render_stamp(self) -> Path:
         """What the HTML was last rendered from (tools/site/render.py)."""
         return self.build / 'render-stamp.json'

@@ -5,7 +5,9 @@
 From the build of a clean commit (``make book`` first), commits two trees with
 ghp-import and pushes both branches to REMOTE (default ``origin``) in one atomic push:
 
-- ``gh-pages``: the HTML site (``_build/site/_build/html``) and ``.nojekyll``;
+- ``gh-pages``: the HTML site (``_build/site/_build/html``) and ``.nojekyll``, with the
+  book's downloads in ``downloads/``: each framework's PDF, and its notebooks' zip made
+  again from the published notebooks;
 - ``notebooks``: ``pytorch/<page>.ipynb`` and ``jax/<page>.ipynb`` for every section
   of the book, the paths of its "Open in Colab" links.  They are the executed
   notebooks, so that a reader sees the outputs before running anything, and their
@@ -13,7 +15,7 @@ ghp-import and pushes both branches to REMOTE (default ``origin``) in one atomic
 
 Refuses, leaving the remote as it was, when ``repository.url`` in _config.yml is not a
 GitHub repository, the working tree has uncommitted changes, the build is older than
-the sources, the remote cannot be reached or lacks the commit, or the push is
+the sources (the PDFs included), the remote cannot be reached or lacks the commit, or the push is
 rejected.  ``--dry-run DIR`` writes the two trees into DIR/gh-pages and DIR/notebooks
 and pushes nothing.  ``--install-from`` makes the install cell fetch d2l_mini from
 another git URL than ``repository.url`` (a mirror, or a local repository in tests).
@@ -35,8 +37,14 @@ from sphinx.errors import ExtensionError
 from tools.frameworks import FRAMEWORKS
 from tools.paths import Layout, read_config, write_atomic
 from tools.run.cache import notebook_hash, recorded
-from tools.site import render
-from tools.site.render_ext import COLAB_URL, NOTEBOOKS_BRANCH, NOTEBOOKS_DIR, github_repo
+from tools.site import bundle, downloads, render
+from tools.site.render_ext import (
+    COLAB_URL,
+    DOWNLOADS_DIR,
+    NOTEBOOKS_BRANCH,
+    NOTEBOOKS_DIR,
+    github_repo,
+)
 from tools.source import colab
 from tools.source.myst import References
 from tools.source.sections import read_section
@@ -129,6 +137,9 @@ def check_fresh(layout: Layout, sections: list[str]) -> Path:
             f'the HTML in {html} is older than the sources it is made from '
             f'(the book, the tools or the notebooks changed since it was rendered); {rebuild}'
         )
+    problems = downloads.missing_or_stale(layout)
+    if problems:
+        raise PublishError(f'{"; ".join(problems)}; {rebuild}')
     references = References.load(layout)
     for rel in sections:
         section = read_section(layout, rel)
@@ -210,8 +221,17 @@ def write_trees(
     shutil.copytree(html, trees['site'])
     (trees['site'] / '.nojekyll').touch()
     write_notebooks(layout, sections, commit, install_from, trees['notebooks'])
-    # The pages' download links serve the same notebooks as their Colab links.
+    # The pages' download links serve the same notebooks as their Colab links, and so do
+    # the zips.
     shutil.copytree(trees['notebooks'], trees['site'] / NOTEBOOKS_DIR, dirs_exist_ok=True)
+    bundle.write_bundles(
+        layout,
+        sections,
+        folder=trees['site'] / DOWNLOADS_DIR,
+        notebooks=trees['notebooks'],
+        commit=commit,
+        repository=install_from,
+    )
     return trees
 
 

@@ -8,6 +8,7 @@ readers run them in tests/pipeline/test_readers.py (slow).
 
 import json
 import subprocess
+import zipfile
 
 import nbformat
 import pytest
@@ -16,6 +17,7 @@ from tools.cli import main
 from tools.frameworks import FRAMEWORKS
 from tools.publish import PublishError, publish
 from tools.run.cache import METADATA_KEY, notebook_hash
+from tools.site import bundle, downloads, pdf
 from tools.site.render import inputs_hash
 from tools.source.split import split_section
 
@@ -62,8 +64,13 @@ def remote_state(remote):
 
 
 def fake_build(project):
-    """Split notebooks, executed copies, HTML and render stamp, as a fresh build leaves them."""
+    """Split notebooks, executed copies, HTML and render stamp, the zips and two stand-in
+    PDFs with their stamp, as a fresh build leaves them."""
     layout = project.layout
+    with layout.requirements.open('a') as requirements:
+        # What the zips' requirements pin besides the frameworks: d2l_mini's dependencies
+        # and the kernel their README registers.
+        requirements.write('ipykernel==7.4.0\nmatplotlib==3.11.2\nnumpy==2.4.6\ntqdm==4.70.1\n')
     for framework, path in split_section('ch/sec', layout).items():
         notebook = nbformat.read(path, as_version=4)
         for cell in notebook.cells:
@@ -80,6 +87,12 @@ def fake_build(project):
     (html / 'index.html').write_text('<html>index</html>\n')
     (html / 'ch' / 'sec.html').write_text('<html>section</html>\n')
     layout.render_stamp.write_text(json.dumps({'inputs': inputs_hash(layout)}) + '\n')
+    bundle.write_bundles(layout, ['ch/sec'])
+    for framework in FRAMEWORKS:
+        pdf.pdf_path(layout, framework).write_bytes(f'%PDF-1.7 {framework}\n'.encode())
+    stamp = pdf.stamp(layout, 'a browser')
+    (layout.book_downloads / pdf.STAMP).write_text(json.dumps(stamp))
+    downloads.copy_downloads(layout)
 
 
 @pytest.fixture
@@ -124,6 +137,11 @@ def test_publishes_the_site_and_the_notebooks_at_the_links_paths(built, tmp_path
     )
     site = git(built.remote, 'ls-tree', '-r', '--name-only', 'gh-pages').split()
     assert {'index.html', 'ch/sec.html', '.nojekyll'} <= set(site)
+    assert {
+        f'downloads/book-{framework}{kind}'
+        for framework in FRAMEWORKS
+        for kind in ('.pdf', '-notebooks.zip')
+    } <= set(site)
     files = git(built.remote, 'ls-tree', '-r', '--name-only', 'notebooks').split()
     assert sorted(files) == ['jax/ch/sec.ipynb', 'pytorch/ch/sec.ipynb']
     for framework in FRAMEWORKS:
@@ -157,8 +175,19 @@ def test_dry_run_writes_both_trees_and_pushes_nothing(built, tmp_path):
     assert (out / 'gh-pages' / '.nojekyll').is_file() and (
         out / 'gh-pages' / 'index.html'
     ).is_file()
-    cell = nbformat.read(out / 'notebooks' / 'jax' / 'ch' / 'sec.ipynb', as_version=4).cells[0]
+    published = out / 'notebooks' / 'jax' / 'ch' / 'sec.ipynb'
+    cell = nbformat.read(published, as_version=4).cells[0]
     assert f'git+file://localhost/srv/mirror.git@{built.commit}' in cell.source
+    # The zips hold the published notebooks; the PDFs are the build's.
+    downloads_folder = out / 'gh-pages' / 'downloads'
+    with zipfile.ZipFile(downloads_folder / 'book-jax-notebooks.zip') as archive:
+        assert archive.read('book-jax-notebooks/ch/sec.ipynb') == published.read_bytes()
+        requirements = archive.read('book-jax-notebooks/requirements.txt').decode()
+        assert requirements.endswith(f'git+file://localhost/srv/mirror.git@{built.commit}\n')
+    for framework in FRAMEWORKS:
+        assert (downloads_folder / f'book-{framework}.pdf').read_bytes() == (
+            pdf.pdf_path(built.layout, framework).read_bytes()
+        )
     with pytest.raises(PublishError, match='not empty'):
         publish(built.layout, dry_run=out, progress=lambda line: None)
 
@@ -171,11 +200,24 @@ def test_refuses_a_stale_html(built):
     refused(built, r'HTML .* older than the sources.*make book')
 
 
+def test_refuses_pdfs_older_than_the_html(built):
+    stamp = built.layout.book_downloads / pdf.STAMP
+    stamp.write_text(stamp.read_text().replace('"inputs": "', '"inputs": "0'))
+    refused(built, r'the PDFs are missing or older than the HTML.*make book')
+
+
+def test_refuses_an_html_without_its_downloads(built):
+    (built.layout.html / 'downloads' / 'book-jax-notebooks.zip').unlink()
+    refused(built, r'downloads lacks book-jax-notebooks.zip.*make book')
+
+
 def test_refuses_outputs_older_than_the_library(built):
     # HTML rendered after d2l_mini changed, from notebooks executed before: their hashes
     # are out of date.
     (built.layout.library / 'extra.py').write_text('X = 1\n')
-    built.layout.render_stamp.write_text(json.dumps({'inputs': inputs_hash(built.layout)}) + '\n')
+    layout = built.layout
+    layout.render_stamp.write_text(json.dumps({'inputs': inputs_hash(layout)}) + '\n')
+    (layout.book_downloads / pdf.STAMP).write_text(json.dumps(pdf.stamp(layout, 'a browser')))
     git(built.root, 'add', '-A')
     git(built.root, 'commit', '-qm', 'library')
     git(built.root, 'push', '-q', str(built.remote), 'main')

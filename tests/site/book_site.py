@@ -160,8 +160,11 @@ def make_project(root):
     shutil.copytree(REPO / 'book' / '_templates', book / '_templates')
     shutil.copy2(REPO / 'book' / 'references.bib', book / 'references.bib')
     shutil.copy2(REPO / 'book' / 'references.md', book / 'references.md')
+    for name in ('requirements.txt', 'pyproject.toml'):  # the zips' requirements come from them
+        shutil.copy2(REPO / name, root / name)
     (book / 'index.md').write_text(
-        '# A small book\n\nThe landing page: {doc}`demo/twins`.\n\n```{tableofcontents}\n```\n'
+        '# A small book\n\nThe landing page: {doc}`demo/twins`.\n\n'
+        '```{book-downloads}\n```\n\n```{tableofcontents}\n```\n'
     )
     (book / 'demo' / 'index.md').write_text('# The demo chapter\n\nPlain page, no notebook.\n')
     (root / '_toc.yml').write_text(

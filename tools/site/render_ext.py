@@ -30,6 +30,9 @@ module from the tools that build the site; the build's other steps import its na
   contents gets a name (its ``<summary>`` holds only an icon); the bibliography's
   entries are list items of its ``role="list"`` and myst-nb's toggles of hidden cell
   sources are named by their visible text (both through the HTML of their nodes).
+- The directive ``{book-downloads}`` links each framework's PDF and notebooks' zip
+  (``downloads/<repo>-<framework>.pdf`` and ``-notebooks.zip``), which the build makes
+  after the HTML (tools/site/pdf.py, tools/site/bundle.py) and puts into the HTML folder.
 """
 
 from __future__ import annotations
@@ -52,6 +55,7 @@ from sphinx.config import Config
 from sphinx.errors import ExtensionError
 from sphinx.transforms.post_transforms import SphinxPostTransform
 from sphinx.util import logging
+from sphinx.util.docutils import SphinxDirective
 from sphinx.util.fileutil import copy_asset
 from sphinx.util.osutil import relative_uri
 
@@ -63,6 +67,13 @@ logger = logging.getLogger(__name__)
 
 TABLE_CSS = 'frameworks-table.css'
 NOTEBOOKS_DIR = 'notebooks'
+# The book's downloads, made after the HTML (tools/site/pdf.py and bundle.py) and put in
+# the HTML's downloads/ folder: {kind: (file name, link text)}.
+DOWNLOADS_DIR = 'downloads'
+DOWNLOADS = {
+    'pdf': ('{repo}-{framework}.pdf', 'the book as a PDF'),
+    'notebooks': ('{repo}-{framework}-notebooks.zip', 'all its notebooks, executed (zip)'),
+}
 NOTEBOOKS_BRANCH = 'notebooks'  # the default of notebooks_branch in _config.yml
 COLAB_URL = (
     'https://colab.research.google.com/github/{repo}/blob/{branch}/{framework}/{page}.ipynb'
@@ -82,6 +93,40 @@ def github_repo(url: str | None) -> str:
             f'for the Colab links, got {url!r}'
         )
     return f'{match[1]}/{match[2]}'
+
+
+def download_name(repo: str, framework: str, kind: str) -> str:
+    """The file name of one of the book's downloads: ``kind`` is 'pdf' or 'notebooks'."""
+    return DOWNLOADS[kind][0].format(repo=repo, framework=framework)
+
+
+def downloads_html(app: Sphinx, docname: str) -> str:
+    """One line per framework: its PDF and its notebooks' zip."""
+    repo = github_repo(app.config.html_theme_options.get('repository_url')).split('/')[1]
+    page_uri = app.builder.get_target_uri(docname)
+    lines = []
+    for framework, label in frameworks(app.config):
+        links = []
+        for kind, (_, text) in DOWNLOADS.items():
+            name = download_name(repo, framework, kind)
+            href = relative_uri(page_uri, f'{DOWNLOADS_DIR}/{name}')
+            links.append(f'<a href="{html.escape(href)}" download="{name}">{text}</a>')
+        lines.append(
+            f'<li><span class="book-downloads-label">{label}:</span> {" · ".join(links)}</li>'
+        )
+    return (
+        '<div class="book-downloads"><p>Download the book with the code of one framework, '
+        f'or all its notebooks at once:</p><ul>{"".join(lines)}</ul></div>\n'
+    )
+
+
+class BookDownloads(SphinxDirective):
+    """``{book-downloads}``: links to the book's PDFs and notebook zips (in the HTML)."""
+
+    def run(self) -> list[nodes.Node]:
+        if self.env.app.builder.format != 'html':
+            return []
+        return [nodes.raw('', downloads_html(self.env.app, self.env.docname), format='html')]
 
 
 def notebook_links_html(app: Sphinx, docname: str) -> str:
@@ -541,4 +586,5 @@ def setup(app: Sphinx) -> dict:
     app.add_node(HideCodeCellNode, override=True, html=(visit_hidden_cell, depart_HideCellInput))
     app.connect('builder-inited', use_twin_rows_formatter)
     app.add_post_transform(AlignTwinCells)
+    app.add_directive('book-downloads', BookDownloads)
     return {'version': '1.0', 'parallel_read_safe': True, 'parallel_write_safe': True}

@@ -1,0 +1,175 @@
+"""tools.site.book_html: the built pages joined into one framework's printable document
+(fast: hand-written pages in the theme's shape, no Sphinx, no browser)."""
+
+import pytest
+import yaml
+from bs4 import BeautifulSoup
+
+from tools.site import book_html
+
+TOC = {
+    'format': 'jb-book',
+    'root': 'index',
+    'parts': [
+        {
+            'caption': 'The chapter',
+            'numbered': True,
+            'chapters': [{'file': 'ch/index', 'sections': [{'file': 'ch/a'}, {'file': 'ch/b'}]}],
+        },
+        {'caption': 'Back matter', 'chapters': [{'file': 'references'}]},
+    ],
+}
+
+HEAD = (
+    '<head><title>x</title><link rel="stylesheet" href="{up}_static/theme.css">'
+    '<script src="{up}_static/frameworks.js"></script>'
+    '<script>window.MathJax = {{}}</script>'
+    '<script defer src="{up}_static/mathjax/tex-chtml.js"></script></head>'
+)
+PAGES = {
+    'index': '<section id="welcome"><h1>Welcome<a class="headerlink" href="#welcome">#</a></h1>'
+    '<p>Start at <a class="reference internal" href="ch/a.html#sec-a">the first section</a>.'
+    '</p></section>',
+    'ch/index': '<section id="the-chapter"><h1><span class="section-number">1. </span>'
+    'The chapter</h1><p>See <a href="a.html">A</a>.</p></section>',
+    'ch/a': '<section id="section-a"><span id="sec-a"></span>'
+    '<h1><span class="section-number">1.1. </span>Section A</h1>'
+    '<div class="fw-notebooks"><a href="../notebooks/pytorch/ch/a.ipynb">download</a>'
+    '<a href="https://colab.research.google.com/x">open in Colab</a></div>'
+    '<div class="cell tag_pytorch"><pre>import torch</pre></div>'
+    '<div class="cell tag_jax"><pre>from flax import nnx</pre></div>'
+    '<div class="cell"><pre>sizes = [1, 2]</pre></div>'
+    '<p>Loss <span class="fw-value fw-only-pytorch">0.5</span>'
+    '<span class="fw-value fw-only-jax">0.6</span>, as '
+    '<a class="reference internal" href="../references.html#id2">Vaswani, 2017</a> and '
+    '<a href="#equation-eq-x">(1.1)</a> say; '
+    '<a href="https://pytorch.org">PyTorch</a>, '
+    '<a href="../notebooks/jax/ch/a.ipynb">the notebook</a>.</p>'
+    '<div class="math" id="equation-eq-x"><span class="eqno">(1.1)</span></div>'
+    '<figure id="fig-x"><img alt="A figure" src="../_images/x.svg"></figure>'
+    '<details class="hide above-input"><summary>Show code cell source</summary>'
+    '<div class="cell"><pre>hidden = 1</pre></div></details>'
+    '<section id="a-part"><h2><span class="section-number">1.1.1. </span>A part</h2>'
+    '<h3>Deeper</h3></section></section>',
+    'ch/b': '<section id="section-b"><h1><span class="section-number">1.2. </span>Section B'
+    '</h1><div class="container fw-only-jax"><p>Only in JAX.</p></div>'
+    '<p>Back to <a href="a.html#sec-a">A</a>.</p></section>',
+    'references': '<section id="references"><h1>References</h1>'
+    '<div class="citation" id="id2">Vaswani et al.</div></section>',
+}
+
+
+@pytest.fixture
+def built(tmp_path):
+    html = tmp_path / 'html'
+    for rel, article in PAGES.items():
+        up = '../' * rel.count('/')
+        path = html / f'{rel}.html'
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(
+            f'<html>{HEAD.format(up=up)}<body><div class="bd-sidebar">nav</div>'
+            f'<article class="bd-article">{article}</article></body></html>'
+        )
+    site = tmp_path / 'site'
+    site.mkdir()
+    (site / '_toc.yml').write_text(yaml.safe_dump(TOC))
+    return html, site
+
+
+def document(built, framework):
+    html, site = built
+    text = book_html.book_document(html, site, framework, 'A book', 'https://o.github.io/b/')
+    return BeautifulSoup(text, 'html.parser')
+
+
+def test_pages_are_read_in_the_toc_s_order_with_their_part_and_depth():
+    pages = book_html.reading_order(TOC)
+    assert [(p.rel, p.part, p.depth) for p in pages] == [
+        ('index', None, 0),
+        ('ch/index', 'The chapter', 0),
+        ('ch/a', 'The chapter', 1),
+        ('ch/b', 'The chapter', 1),
+        ('references', 'Back matter', 0),
+    ]
+
+
+def test_only_one_framework_and_none_of_the_page_s_furniture_is_kept(built):
+    pytorch, jax = document(built, 'pytorch'), document(built, 'jax')
+    assert 'import torch' in pytorch.text and 'from flax import nnx' not in pytorch.text
+    assert 'from flax import nnx' in jax.text and 'import torch' not in jax.text
+    assert 'sizes = [1, 2]' in pytorch.text and 'sizes = [1, 2]' in jax.text
+    assert 'Loss 0.5,' in pytorch.text and 'Loss 0.6,' in jax.text
+    assert 'Only in JAX.' in jax.text and 'Only in JAX.' not in pytorch.text
+    for doc in (pytorch, jax):
+        assert not doc.select('.fw-notebooks, a.headerlink, .bd-sidebar')
+        assert 'Colab' not in doc.text and 'Show code cell source' not in doc.text
+        assert 'hidden = 1' in doc.text and doc.find('details').has_attr('open')
+        scripts = [s.get('src') for s in doc.find_all('script')]
+        assert scripts == [None, '_static/mathjax/tex-chtml.js'], 'only MathJax runs'
+        assert doc.find('link', rel='stylesheet')['href'] == '_static/theme.css'
+        assert doc.html['class'] == ['fw-js', f'fw-{(doc is jax and "jax") or "pytorch"}']
+
+
+def test_links_between_pages_become_links_inside_the_document(built):
+    doc = document(built, 'pytorch')
+    ids = {element['id'] for element in doc.find_all(id=True)}
+    hrefs = {link.get_text(): link['href'] for link in doc.find_all('a', href=True)}
+    assert hrefs['the first section'] == '#ch-a--sec-a'
+    assert hrefs['A'] == '#ch-a--sec-a' and hrefs['Vaswani, 2017'] == '#references--id2'
+    assert hrefs['(1.1)'] == '#ch-a--equation-eq-x'
+    assert hrefs['PyTorch'] == 'https://pytorch.org'
+    internal = [href[1:] for href in hrefs.values() if href.startswith('#')]
+    assert set(internal) <= ids, set(internal) - ids
+    assert 'the notebook' in doc.text and 'the notebook' not in hrefs, 'a file link is unwrapped'
+    assert doc.find('img')['src'] == '_images/x.svg'
+    assert doc.find(id='ch-b')['class'] == ['book-page', 'book-depth-1']
+
+
+def test_headings_nest_below_parts_and_chapters_and_fill_the_contents(built):
+    doc = document(built, 'pytorch')
+    headings = [(h.name, h.get_text(' ', strip=True)) for h in doc.find_all(book_html.HEADINGS)]
+    assert headings == [
+        ('h1', 'Contents'),
+        ('h1', 'Welcome'),
+        ('h1', 'The chapter'),
+        ('h2', '1. The chapter'),
+        ('h3', '1.1. Section A'),
+        ('h4', '1.1.1. A part'),
+        ('h5', 'Deeper'),
+        ('h3', '1.2. Section B'),
+        ('h1', 'Back matter'),
+        ('h2', 'References'),
+    ]
+    entries = []
+    for li in doc.select('nav.book-toc li'):
+        number = li.select_one('.book-toc-number')
+        title = li.select_one('.book-toc-title').get_text()
+        entries.append((li['class'][0], number.get_text() if number else '', title, li.a['href']))
+    assert entries == [
+        ('book-toc-level-1', '', 'Welcome', '#index--welcome'),
+        ('book-toc-level-1', '', 'The chapter', '#book-part-0'),
+        ('book-toc-level-2', '1.', 'The chapter', '#ch-index--the-chapter'),
+        ('book-toc-level-3', '1.1.', 'Section A', '#ch-a--section-a'),
+        ('book-toc-level-4', '1.1.1.', 'A part', '#ch-a--a-part'),
+        ('book-toc-level-3', '1.2.', 'Section B', '#ch-b--section-b'),
+        ('book-toc-level-1', '', 'Back matter', '#book-part-1'),
+        ('book-toc-level-2', '', 'References', '#references--references'),
+    ]
+    slots = doc.select(f'.{book_html.PAGE_SLOT}')
+    assert [slot['data-target'] for slot in slots] == [e[3][1:] for e in entries]
+
+
+def test_the_title_page_names_the_framework_and_the_site(built):
+    title = document(built, 'jax').select_one('.book-title-page')
+    assert 'A book' in title.text and 'The JAX edition' in title.text
+    assert title.a['href'] == 'https://o.github.io/b/' and 'PyTorch code too' in title.text
+
+
+def test_a_page_without_its_article_is_named(built):
+    html, site = built
+    (html / 'ch' / 'b.html').write_text('<html><body>no article</body></html>')
+    with pytest.raises(book_html.BookHtmlError, match=r'ch/b\.html has no <article'):
+        book_html.book_document(html, site, 'jax', 'A book')
+    (html / 'ch' / 'b.html').unlink()
+    with pytest.raises(book_html.BookHtmlError, match=r'b\.html is missing: render'):
+        book_html.book_document(html, site, 'jax', 'A book')

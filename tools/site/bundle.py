@@ -1,0 +1,250 @@
+"""The notebooks of one framework in one download: ``<book>-<framework>-notebooks.zip``.
+
+    python -m tools zip
+
+Each zip holds one folder, ``<book>-<framework>-notebooks/``, with every executed
+notebook of that framework in the book's folder layout (``transformer-block/vit.ipynb``),
+a ``requirements.txt`` (the packages the notebooks import, d2l_mini from the book's
+repository, each at the version pinned in the project's requirements.txt) and a
+``README.md`` that says how to set up an environment and which versions made the outputs
+(from _build/exec/records.json).  The build writes the zips into _build/downloads/ with
+the executed notebooks as they are; ``python -m tools publish`` writes them again from the
+notebooks it publishes, whose install cell names the published commit.  The same
+inputs give the same bytes (fixed timestamps, sorted entries).
+"""
+
+from __future__ import annotations
+
+import ast
+import io
+import sys
+import zipfile
+from importlib import metadata
+from pathlib import Path
+
+import nbformat
+import tomllib
+from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
+
+from tools.frameworks import FRAMEWORKS
+from tools.frameworks import framework as framework_row
+from tools.paths import Layout, read_config
+from tools.run import records as run_records
+from tools.site.render_ext import download_name
+from tools.site.report import environment_rows
+from tools.source import colab
+from tools.steps import StepFailed
+
+# Every entry gets this time, so that the same notebooks give the same zip.
+ZIP_TIME = (2020, 1, 1, 0, 0, 0)
+KERNEL_PACKAGE = 'ipykernel'  # what makes an environment a Jupyter kernel
+
+
+class BundleError(StepFailed):
+    """A notebook to bundle is missing, or a package the notebooks need is not pinned."""
+
+
+def book_title(layout: Layout) -> str:
+    return str(read_config(layout).get('title') or 'The book')
+
+
+def imported_modules(notebook: nbformat.NotebookNode) -> set[str]:
+    """The top-level modules the notebook's code cells import (IPython magics skipped)."""
+    found = set()
+    for cell in notebook.cells:
+        if cell.cell_type != 'code':
+            continue
+        code = '\n'.join(
+            line for line in cell.source.splitlines() if not line.lstrip().startswith(('%', '!'))
+        )
+        try:
+            tree = ast.parse(code)
+        except SyntaxError:
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                found.update(alias.name.split('.')[0] for alias in node.names)
+            elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                found.add(node.module.split('.')[0])
+    return found
+
+
+def library_dependencies(layout: Layout, framework: str) -> list[str]:
+    """d2l_mini's own dependencies and its framework extra, from pyproject.toml."""
+    project = tomllib.loads(layout.pyproject.read_text(encoding='utf-8')).get('project', {})
+    extra = project.get('optional-dependencies', {}).get(framework_row(framework).extra, [])
+    entries = [*project.get('dependencies', []), *extra]
+    return [canonicalize_name(Requirement(entry).name) for entry in entries]
+
+
+def needed_packages(layout: Layout, framework: str, modules: set[str]) -> list[str]:
+    """The distributions that provide ``modules`` (the standard library and d2l_mini left
+    out), d2l_mini's dependencies and the kernel package, sorted."""
+    providers = metadata.packages_distributions()
+    packages = set(library_dependencies(layout, framework)) | {KERNEL_PACKAGE}
+    for module in modules - set(sys.stdlib_module_names) - {'d2l_mini'}:
+        names = providers.get(module)
+        if not names:
+            raise BundleError(
+                f'the {framework} notebooks import {module!r}, which no installed package '
+                'provides: add the package to requirements.txt and install it'
+            )
+        packages.update(canonicalize_name(name) for name in names)
+    return sorted(packages)
+
+
+def requirements_text(
+    layout: Layout, framework: str, modules: set[str], commit: str | None, repository: str | None
+) -> str:
+    pins = {canonicalize_name(name): v for name, v in colab.pinned_versions(layout).items()}
+    lines = []
+    for name in needed_packages(layout, framework, modules):
+        if name not in pins:
+            raise BundleError(
+                f'the {framework} notebooks need {name}, which requirements.txt does not pin: '
+                f'add {name}==<version> there'
+            )
+        lines.append(f'{name}=={pins[name]}')
+    source = (repository or colab.repository_url(layout)).rstrip('/')
+    lines.append(f'd2l_mini @ git+{source}' + (f'@{commit}' if commit else ''))
+    return '\n'.join(lines) + '\n'
+
+
+def notebook_title(notebook: nbformat.NotebookNode, rel: str) -> str:
+    for cell in notebook.cells:
+        if cell.cell_type == 'markdown':
+            for line in cell.source.splitlines():
+                if line.startswith('# '):
+                    return line[2:].strip()
+    return rel
+
+
+def versions_table(layout: Layout, framework: str, sections: list[str]) -> str:
+    mine = [
+        r
+        for r in run_records.load(layout)
+        if r['framework'] == framework and r['section'] in sections
+    ]
+    rows = environment_rows(mine)
+    if not rows:
+        return 'The build kept no record of the runs (no _build/exec/records.json).\n'
+    ((_, seen),) = rows
+    lines = ['| | made with |', '| --- | --- |']
+    lines += [f'| {name} | {", ".join(values)} |' for name, values in seen.items()]
+    return '\n'.join(lines) + '\n'
+
+
+def readme_text(layout: Layout, framework: str, titles: dict[str, str], commit: str | None) -> str:
+    row = framework_row(framework)
+    listed = '\n'.join(f'- `{rel}.ipynb`: {title}' for rel, title in titles.items())
+    at = f' at commit {commit[:12]}' if commit else ''
+    kernel = f'd2l-book-{framework}'
+    project = tomllib.loads(layout.pyproject.read_text(encoding='utf-8')).get('project', {})
+    python = project.get('requires-python', '>=3.10')
+    python = f'{python[2:]} or newer' if python.startswith('>=') else python
+    gpu = GPU_NOTES.get(framework, '').format(**colab.pinned_versions(layout))
+    return f"""# {book_title(layout)}: the {row.label} notebooks
+
+Every section of the book as a {row.label} notebook, executed: the outputs are the ones
+the book shows. The folders are those of the book:
+
+{listed}
+
+## Set up
+
+The notebooks need Python {python} and the packages of `requirements.txt`:
+{row.install_label}, and the book's library `d2l_mini` from the book's repository{at}.
+
+```sh
+python3 -m venv .venv
+.venv/bin/pip install -r requirements.txt
+.venv/bin/python -m ipykernel install --user --name {kernel}
+```
+
+Then open a notebook in JupyterLab, Notebook or VS Code with the kernel "{kernel}".
+The first cell of every notebook does nothing where `d2l_mini` is installed; elsewhere
+(in Colab, say) it installs what is missing. {gpu}
+
+## The versions that made the outputs
+
+{versions_table(layout, framework, list(titles))}"""
+
+
+# How each framework runs on an NVIDIA GPU ({name}: a version from requirements.txt).
+GPU_NOTES = {
+    'pytorch': "On Linux, PyPI's torch wheel is the CUDA build: the same requirements use "
+    'an NVIDIA GPU.',
+    'jax': 'On an NVIDIA GPU, install JAX\'s CUDA build too: `pip install "jax[cuda12]=={jax}"`.',
+}
+
+
+def zip_entry(name: str) -> zipfile.ZipInfo:
+    info = zipfile.ZipInfo(name, date_time=ZIP_TIME)
+    info.compress_type = zipfile.ZIP_DEFLATED
+    info.external_attr = 0o644 << 16
+    return info
+
+
+def bundle(
+    layout: Layout,
+    framework: str,
+    sections: list[str],
+    notebooks: Path,
+    commit: str | None = None,
+    repository: str | None = None,
+) -> bytes:
+    """The zip of ``framework``'s notebooks ``<notebooks>/<rel>.ipynb``, as bytes."""
+    folder = download_name(repo_name(layout), framework, 'notebooks').removesuffix('.zip')
+    modules, titles, files = set(), {}, {}
+    for rel in sections:
+        path = Path(notebooks, f'{rel}.ipynb')
+        if not path.is_file():
+            raise BundleError(f'{path} is missing: run `make book` (python -m tools build) first')
+        data = path.read_bytes()
+        notebook = nbformat.reads(data.decode('utf-8'), as_version=4)
+        modules |= imported_modules(notebook)
+        titles[rel] = notebook_title(notebook, rel)
+        files[f'{rel}.ipynb'] = data
+    requirements = requirements_text(layout, framework, modules, commit, repository)
+    files['requirements.txt'] = requirements.encode()
+    files['README.md'] = readme_text(layout, framework, titles, commit).encode()
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, 'w') as archive:
+        for name in sorted(files):
+            archive.writestr(zip_entry(f'{folder}/{name}'), files[name])
+    return buffer.getvalue()
+
+
+def repo_name(layout: Layout) -> str:
+    """The name of the book's repository, which names its downloads."""
+    return colab.repository_url(layout).rstrip('/').rsplit('/', 1)[-1].removesuffix('.git')
+
+
+def zip_path(layout: Layout, framework: str, folder: Path | None = None) -> Path:
+    name = download_name(repo_name(layout), framework, 'notebooks')
+    return Path(folder or layout.book_downloads) / name
+
+
+def write_bundles(
+    layout: Layout,
+    sections: list[str],
+    folder: Path | None = None,
+    notebooks: Path | None = None,
+    commit: str | None = None,
+    repository: str | None = None,
+) -> dict[str, Path]:
+    """One zip per framework in ``folder`` (default _build/downloads/), from the executed
+    notebooks (or those below ``notebooks``, ``<framework>/<rel>.ipynb``)."""
+    written = {}
+    for framework in FRAMEWORKS:
+        source = Path(notebooks) / framework if notebooks else layout.executed_folder(framework)
+        data = bundle(layout, framework, sections, source, commit, repository)
+        path = zip_path(layout, framework, folder)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if not path.is_file() or path.read_bytes() != data:
+            tmp = path.with_name(f'.{path.name}.tmp')
+            tmp.write_bytes(data)
+            tmp.replace(path)
+        written[framework] = path
+    return written

@@ -1,0 +1,202 @@
+"""The book as a PDF per framework, printed from the built HTML by headless Chromium.
+
+    python -m tools pdf [--force]
+
+For each framework, tools/site/book_html.py assembles the site's pages into one
+document (title page, table of contents, that framework's code only), and Chromium
+prints it (Playwright's ``page.pdf``) with the print style of ``pdf.css``: page numbers
+in the page's margin box, a PDF outline made from the headings, a tagged PDF, links
+inside the document.  The table of contents gets its page numbers in a second printing:
+the first one's named destinations (Chromium writes one for every element a link points
+at) give the page of each entry.  The PDFs go to _build/downloads/ (tools/site/downloads.py
+copies them into the HTML's ``downloads/`` folder).  They are printed again only when the HTML,
+the print style or Chromium changed since (``pdf-stamp.json``; ``--force`` prints anyway).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import time
+from pathlib import Path
+
+from tools.frameworks import FRAMEWORKS
+from tools.paths import Layout, read_config, write_atomic
+from tools.site import book_html, bundle
+from tools.site.browser import CHROMIUM, CHROMIUM_ARGS, served
+from tools.site.render import html_is_current
+from tools.site.render_ext import download_name, github_repo
+from tools.steps import Progress, StepFailed
+
+STAMP = 'pdf-stamp.json'
+PRINT_PAGE = '__book-print__.html'  # the document's address on the local server
+MAX_PRINTINGS = 4  # the table of contents settles after two; a third checks
+# What Chromium is given besides the page size and margins of pdf.css.
+PDF_OPTIONS = {
+    'outline': True,
+    'tagged': True,
+    'prefer_css_page_size': True,
+    'print_background': True,
+}
+# Waits for MathJax to typeset and for every font the page uses.
+SETTLED = """async () => {
+  if (window.MathJax && MathJax.startup && MathJax.startup.promise) {
+    await MathJax.startup.promise;
+  }
+  await document.fonts.ready;
+}"""
+FILL_TOC = """numbers => {
+  for (const slot of document.querySelectorAll('.book-toc-page')) {
+    slot.textContent = numbers[slot.dataset.target] ?? '';
+  }
+}"""
+
+
+class PdfError(StepFailed):
+    """The PDF could not be printed: no browser, an HTML older than its sources, ..."""
+
+
+def pdf_path(layout: Layout, framework: str, folder: Path | None = None) -> Path:
+    name = download_name(bundle.repo_name(layout), framework, 'pdf')
+    return Path(folder or layout.book_downloads) / name
+
+
+def site_url(layout: Layout) -> str | None:
+    """The published site's address, from ``repository.url``; None if it is not GitHub's."""
+    url = (read_config(layout).get('repository') or {}).get('url')
+    try:
+        owner, name = github_repo(url).split('/')
+    except Exception:
+        return None
+    return f'https://{owner}.github.io/{name}/'
+
+
+def page_numbers(pdf: bytes) -> dict[str, int]:
+    """``{id: printed page}`` of every named destination of a PDF Chromium printed."""
+    import pypdf
+
+    reader = pypdf.PdfReader(io.BytesIO(pdf))
+    return {
+        name.lstrip('/'): reader.get_destination_page_number(destination) + 1
+        for name, destination in reader.named_destinations.items()
+    }
+
+
+def print_document(browser: object, base: str, document: str) -> bytes:
+    """Print ``document`` (served at ``base``, beside the site's files) with its table of
+    contents' page numbers filled in."""
+    view = browser.new_page()
+    try:
+        view.route(
+            f'{base}/{PRINT_PAGE}',
+            lambda route: route.fulfill(body=document, content_type='text/html; charset=utf-8'),
+        )
+        view.goto(f'{base}/{PRINT_PAGE}', wait_until='load')
+        view.evaluate(SETTLED)
+        targets = view.eval_on_selector_all(
+            f'.{book_html.PAGE_SLOT}', 'slots => slots.map(slot => slot.dataset.target)'
+        )
+        numbers: dict[str, int] = {}
+        for _ in range(MAX_PRINTINGS):
+            pdf = view.pdf(**PDF_OPTIONS)
+            found = page_numbers(pdf)
+            missing = [target for target in targets if target not in found]
+            if missing:
+                raise PdfError(
+                    f'the printed PDF has no destination for {", ".join(missing[:5])}: '
+                    'the table of contents cannot name their pages'
+                )
+            now = {target: found[target] for target in targets}
+            if now == numbers:
+                return pdf
+            moved = [f'{t} {numbers[t]}->{now[t]}' for t in targets if numbers.get(t) != now[t]]
+            numbers = now
+            view.evaluate(FILL_TOC, numbers)
+        raise PdfError(
+            f"the table of contents' page numbers still changed after {MAX_PRINTINGS} "
+            f'printings ({len(moved)} entries in the last, e.g. {", ".join(moved[:5])})'
+        )
+    finally:
+        view.close()
+
+
+def stamp(layout: Layout, browser_version: str) -> dict[str, str]:
+    """What the PDFs are made from: the HTML's inputs, the print style, the browser."""
+    return {
+        'inputs': json.loads(layout.render_stamp.read_text(encoding='utf-8'))['inputs'],
+        'style': hashlib.sha256(book_html.PRINT_CSS.read_bytes()).hexdigest(),
+        'browser': browser_version,
+    }
+
+
+def printed_from(layout: Layout) -> dict[str, str]:
+    """The stamp of the PDFs in _build/downloads/ ({} when one of them is missing)."""
+    path = layout.book_downloads / STAMP
+    if not path.is_file() or not all(pdf_path(layout, fw).is_file() for fw in FRAMEWORKS):
+        return {}
+    return json.loads(path.read_text(encoding='utf-8'))
+
+
+def pdfs_are_current(layout: Layout) -> bool:
+    """Whether the PDFs were printed from the HTML as it is now, in the print style as it
+    is now (whichever browser printed them)."""
+    if not html_is_current(layout):
+        return False
+    found, now = printed_from(layout), stamp(layout, '')
+    return all(found.get(key) == now[key] for key in ('inputs', 'style'))
+
+
+def launch(playwright: object, chromium: str) -> object:
+    if not Path(chromium).is_file():
+        raise PdfError(
+            f'no browser at {chromium} to print the PDFs: install Chromium '
+            '(apt-get install chromium) or name one with BOOK_CHROMIUM'
+        )
+    return playwright.chromium.launch(executable_path=chromium, headless=True, args=CHROMIUM_ARGS)
+
+
+def write_pdfs(
+    layout: Layout,
+    *,
+    force: bool = False,
+    chromium: str = CHROMIUM,
+    progress: Progress = print,
+) -> dict[str, Path]:
+    """Print one PDF per framework into _build/downloads/; returns their paths."""
+    from playwright.sync_api import sync_playwright
+
+    if not html_is_current(layout):
+        raise PdfError(
+            f'the HTML in {layout.html} is missing or older than its sources: '
+            'render it first (python -m tools render, or make book)'
+        )
+    paths = {fw: pdf_path(layout, fw) for fw in FRAMEWORKS}
+    title = str(read_config(layout).get('title') or 'The book')
+    with sync_playwright() as playwright:
+        browser = launch(playwright, chromium)
+        try:
+            now = stamp(layout, browser.version)
+            if not force and printed_from(layout) == now:
+                progress('pdf: nothing changed since the last printing; PDFs kept')
+                return paths
+            (layout.book_downloads / STAMP).unlink(missing_ok=True)
+            with served(layout.html) as base:
+                for framework, path in paths.items():
+                    start = time.perf_counter()
+                    document = book_html.book_document(
+                        layout.html, layout.site, framework, title, site_url(layout)
+                    )
+                    pdf = print_document(browser, base, document)
+                    path.parent.mkdir(parents=True, exist_ok=True)
+                    tmp = path.with_name(f'.{path.name}.tmp')
+                    tmp.write_bytes(pdf)
+                    tmp.replace(path)
+                    progress(
+                        f'pdf: {path} ({len(pdf) / 1e6:.1f} MB) printed in '
+                        f'{time.perf_counter() - start:.0f} s'
+                    )
+        finally:
+            browser.close()
+    write_atomic(layout.book_downloads / STAMP, json.dumps(now, indent=1) + '\n')
+    return paths
