@@ -24,7 +24,25 @@ forward and backward, over the full T x T score matrix).
 What the measurements showed on the book's two-core machine (a KVM guest of a
 Xeon with AVX-512), and why the library is as it is:
 
-* FINDINGS
+* The matmul rates move by a factor of two from run to run as the load on
+  the host changes (torch 85-258 GFLOP/s, XLA 93-349 at 1024^3 on one day),
+  which is why every figure is a share of the same run's peak.
+* torch on one thread often matches its two-thread rate here (the two vCPUs
+  share a core's execution units); OMP_WAIT_POLICY (PASSIVE, ACTIVE) moved
+  the rate by less than the noise, and d2l_mini.torch keeps PASSIVE so that
+  idle threads do not spin against the other kernel.
+* XLA flags (xnnpack, oneDNN, fast math, the thunk runtime, the
+  concurrency-optimised scheduler, Eigen on one thread) left the book's
+  step within the noise of the default.
+* JAX: a dense layer's weight gradient over a 3-D input (B, T, d) is about
+  twice as slow as over the same rows as one 2-D matrix; train_lm's
+  ``_rowwise_products`` takes the 2-D form (book CharLM: 425 -> 322 ms per
+  step). Micro-batches in a ``lax.scan`` keep a slice's attention arrays in
+  the cache (307 -> 232 ms with slices of 8 windows); the same slices
+  unrolled in one jitted step reached only 297-327 ms, and the plain
+  ``nnx.jit`` step of the lesson 425 ms, which is why train_lm keeps both.
+* PyTorch: asking the attention for no weights (the fused kernel) is the
+  one switch that pays in the book's runs; see 'weights kept' below.
 """
 
 import argparse
@@ -42,6 +60,7 @@ SIZES = {'book': BOOK, 'small': SMALL}
 LR = 1e-3
 BOOK_STEPS = 600
 MATMUL_SIZE = 1024
+WINDOWS_PER_SLICE = 8  # JAX's micro-batches, as the book's GELU/SwiGLU run takes them
 
 
 def step_flops(num_params, cfg):
@@ -226,6 +245,9 @@ def jax_loops(cfg):
     loops = {
         'lesson step': by_hand,
         'train_lm': lambda steps: d2l.train_lm(lib_model, data, lib_opt, steps),
+        'micro-batched': lambda steps: d2l.train_lm(
+            lib_model, data, lib_opt, steps, micro_batches=cfg['batch_size'] // WINDOWS_PER_SLICE
+        ),
     }
     return num_params, loops
 
@@ -244,6 +266,7 @@ LABELS = {
     'lesson step': "the lesson's step, by hand",
     'train_lm': 'd2l.train_lm',
     'weights kept': 'train_lm, weights kept',
+    'micro-batched': 'train_lm, slices of 8 windows',
 }
 
 

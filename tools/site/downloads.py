@@ -19,7 +19,7 @@ from tools.steps import Progress
 
 def site_sections(layout: Layout) -> list[str]:
     """The sections the site holds, in the toc's order."""
-    return render.site_toc(layout, progress=lambda line: None)[1]
+    return render.site_toc(layout)[1]
 
 
 def copy_downloads(layout: Layout) -> Path | None:
