@@ -8,9 +8,13 @@ prints it (Playwright's ``page.pdf``) with the print style of ``pdf.css``: page 
 in the page's margin box, a PDF outline made from the headings, a tagged PDF, links
 inside the document.  The table of contents gets its page numbers in a second printing:
 the first one's named destinations (Chromium writes one for every element a link points
-at) give the page of each entry.  The PDFs go to _build/downloads/ (tools/site/downloads.py
-copies them into the HTML's ``downloads/`` folder).  They are printed again only when the HTML,
-the print style or Chromium changed since (``pdf-stamp.json``; ``--force`` prints anyway).
+at) give the page of each entry.  Each printing starts from a layout made afresh: from
+what the previous printing left of the layout, Chromium breaks a long book's pages a
+little differently every other time (181 and 180 pages in turn on this book), and the
+contents would never settle.  The PDFs go to _build/downloads/ (tools/site/downloads.py
+copies them into the HTML's ``downloads/`` folder).  They are printed again only when the
+HTML, the print style or Chromium changed since (``pdf-stamp.json``; ``--force`` prints
+anyway).
 """
 
 from __future__ import annotations
@@ -31,7 +35,7 @@ from tools.steps import Progress, StepFailed
 
 STAMP = 'pdf-stamp.json'
 PRINT_PAGE = '__book-print__.html'  # the document's address on the local server
-MAX_PRINTINGS = 4  # the table of contents settles after two; a third checks
+MAX_PRINTINGS = 3  # the table of contents settles after two; a third checks
 # What Chromium is given besides the page size and margins of pdf.css.
 PDF_OPTIONS = {
     'outline': True,
@@ -45,6 +49,15 @@ SETTLED = """async () => {
     await MathJax.startup.promise;
   }
   await document.fonts.ready;
+}"""
+# Throws the whole layout away, so that the next printing lays the document out anew
+# rather than from what the previous one left behind.
+FRESH_LAYOUT = """() => {
+  const body = document.body;
+  body.style.display = 'none';
+  void body.offsetHeight;
+  body.style.display = '';
+  void body.offsetHeight;
 }"""
 FILL_TOC = """numbers => {
   for (const slot of document.querySelectorAll('.book-toc-page')) {
@@ -99,6 +112,7 @@ def print_document(browser: object, base: str, document: str) -> bytes:
         )
         numbers: dict[str, int] = {}
         for _ in range(MAX_PRINTINGS):
+            view.evaluate(FRESH_LAYOUT)
             pdf = view.pdf(**PDF_OPTIONS)
             found = page_numbers(pdf)
             missing = [target for target in targets if target not in found]
@@ -110,7 +124,9 @@ def print_document(browser: object, base: str, document: str) -> bytes:
             now = {target: found[target] for target in targets}
             if now == numbers:
                 return pdf
-            moved = [f'{t} {numbers[t]}->{now[t]}' for t in targets if numbers.get(t) != now[t]]
+            moved = [
+                f'{t} {numbers.get(t)}->{now[t]}' for t in targets if numbers.get(t) != now[t]
+            ]
             numbers = now
             view.evaluate(FILL_TOC, numbers)
         raise PdfError(

@@ -1,0 +1,91 @@
+"""How tools/site/pdf.py prints until the table of contents' page numbers settle.
+
+The browser is a stand-in that behaves as Chromium does on the real book: a printing
+that starts from what the previous printing left of the layout breaks one page
+differently (every other printing, the entries after it move by a page), while a
+printing from a layout made afresh is the same every time.
+"""
+
+import json
+
+import pytest
+
+from tools.site import pdf
+
+TARGETS = ('intro', 'methods', 'results')
+PAGES = {'intro': 3, 'methods': 9, 'results': 14}
+
+
+class View:
+    """A page of the stand-in browser; its "PDF" is the JSON of its named destinations."""
+
+    def __init__(self, pages_of):
+        self.pages_of = pages_of  # (printings so far, laid out afresh?) -> {target: page}
+        self.printings = 0
+        self.carried = False  # whether a previous printing's layout is left over
+        self.toc: dict[str, int] = {}
+        self.closed = False
+
+    def route(self, url, handler):
+        pass
+
+    def goto(self, url, wait_until):
+        pass
+
+    def eval_on_selector_all(self, selector, script):
+        return list(TARGETS)
+
+    def evaluate(self, script, argument=None):
+        if script == pdf.FRESH_LAYOUT:
+            self.carried = False
+        elif script == pdf.FILL_TOC:
+            self.toc = dict(argument)
+
+    def pdf(self, **options):
+        pages = self.pages_of(self.printings, not self.carried)
+        self.printings += 1
+        self.carried = not self.carried  # Chromium alternates between two breaks
+        return json.dumps({'pages': pages, 'toc': self.toc}).encode()
+
+    def close(self):
+        self.closed = True
+
+
+class Browser:
+    def __init__(self, pages_of):
+        self.view = View(pages_of)
+
+    def new_page(self):
+        return self.view
+
+
+@pytest.fixture(autouse=True)
+def destinations_from_json(monkeypatch):
+    monkeypatch.setattr(pdf, 'page_numbers', lambda data: json.loads(data)['pages'])
+
+
+def alternating(printings, afresh):
+    """Chromium on the real book: a page later from 'methods' on, unless laid out afresh."""
+    return {t: page + (0 if afresh or t == 'intro' else 1) for t, page in PAGES.items()}
+
+
+def test_the_contents_settle_in_two_printings_and_name_the_printed_pages():
+    browser = Browser(alternating)
+    printed = json.loads(pdf.print_document(browser, 'http://book.test', '<html></html>'))
+    assert browser.view.printings == 2
+    assert printed['toc'] == printed['pages'] == PAGES
+    assert browser.view.closed
+
+
+def test_contents_that_never_settle_are_reported_with_the_entries_that_moved():
+    browser = Browser(lambda printings, afresh: {**PAGES, 'results': 14 + printings})
+    with pytest.raises(pdf.PdfError, match=r'still changed after 3 printings.*results 15->16'):
+        pdf.print_document(browser, 'http://book.test', '<html></html>')
+    assert browser.view.printings == pdf.MAX_PRINTINGS
+    assert browser.view.closed
+
+
+def test_an_entry_without_a_destination_is_named():
+    browser = Browser(lambda printings, afresh: {'intro': 3, 'methods': 9})
+    with pytest.raises(pdf.PdfError, match='no destination for results'):
+        pdf.print_document(browser, 'http://book.test', '<html></html>')
