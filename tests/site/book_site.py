@@ -10,6 +10,7 @@ Each is built at most once per test session:
   the side-by-side view).
 """
 
+import concurrent.futures
 import dataclasses
 import functools
 import json
@@ -235,7 +236,10 @@ def real_site():
 
         try:
             layout = Layout()
-            build(layout)
+            # In a thread of its own: the PDF step drives Chromium with Playwright's sync
+            # API, which refuses to start where a test's browser session runs its loop.
+            with concurrent.futures.ThreadPoolExecutor(1) as thread:
+                thread.submit(build, layout).result()
             site = layout.site
             _real['site'] = Site(
                 layout.html, site, site_sections(layout, site), layout.build, True
