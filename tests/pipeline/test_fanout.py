@@ -166,6 +166,8 @@ def copy_of_the_project(root):
 
     project = Project(root)
     shutil.copy2(REPO / '_config.yml', root / '_config.yml')
+    # The repository's pins: the notebooks' zip names the kernel package from them.
+    shutil.copy2(REPO / 'requirements.txt', root / 'requirements.txt')
     shutil.copytree(REPO / 'book' / '_static', root / 'book' / '_static')
     shutil.copytree(REPO / 'book' / '_templates', root / 'book' / '_templates')
     shutil.copy2(REPO / 'book' / 'references.bib', root / 'book' / 'references.bib')
