@@ -57,15 +57,17 @@ class Printed:
     def body(self) -> str:
         return squeeze(''.join(self.pages[self.body_start :]))
 
-    def page_of(self, page: str) -> int:
-        """The index of the first page of a book page (``d2l-mini``), by its ids."""
-        return min(
-            number for name, number in self.destinations.items() if name.startswith(f'{page}--')
-        )
+    def first_page(self, page: str) -> int | None:
+        """The index of the first page of a book page (``d2l-mini``), by its ids; None
+        when the document does not hold it."""
+        numbers = [n for name, n in self.destinations.items() if name.startswith(f'{page}--')]
+        return min(numbers, default=None)
 
     def body_without(self, page: str, next_page: str) -> str:
-        """The body without the pages from ``page`` up to ``next_page``."""
-        start, end = self.page_of(page), self.page_of(next_page)
+        """The body without the pages from ``page`` up to ``next_page`` (if it has them)."""
+        start, end = self.first_page(page), self.first_page(next_page)
+        if start is None:
+            return self.body()
         return squeeze(''.join(self.pages[self.body_start : start] + self.pages[end:]))
 
 
