@@ -41,8 +41,12 @@ Xeon with AVX-512), and why the library is as it is:
   the cache (307 -> 232 ms with slices of 8 windows); the same slices
   unrolled in one jitted step reached only 297-327 ms, and the plain
   ``nnx.jit`` step of the lesson 425 ms, which is why train_lm keeps both.
-* PyTorch: asking the attention for no weights (the fused kernel) is the
-  one switch that pays in the book's runs; see 'weights kept' below.
+* PyTorch: asking the attention for no weights (the fused kernel) makes
+  train_lm 1.19 times as fast as blocks that keep the weights ('weights
+  kept' measured 0.84 x on a quiet machine).
+* On a quiet machine (load 0.6) the peak was torch's two-thread matmul,
+  216 GFLOP/s; train_lm reached 58.6% of it in PyTorch and, in slices of 8
+  windows as the book runs it, 51.7% in JAX (35.5% without slices).
 """
 
 import argparse
@@ -322,8 +326,10 @@ def report(frameworks, rates, flops):
                     f'{100 * r / best:5.1f}% of peak{against}'
                 )
                 previous = r
-                if size == 'book' and name == 'train_lm':
-                    rows.append((framework, r, tokens * r / step, BOOK_STEPS * step / r))
+                # The summary gives train_lm as the book calls it (JAX: in slices).
+                if size == 'book' and name in ('train_lm', 'micro-batched'):
+                    row = (framework, r, tokens * r / step, BOOK_STEPS * step / r)
+                    rows = [old for old in rows if old[0] != framework] + [row]
     print(f'summary (shares of the highest matmul rate, {best_name}, {best / 1e9:.1f} GFLOP/s):')
     for framework, r, tokens_per_s, book_seconds in rows:
         print(
