@@ -18,10 +18,12 @@ book: $(STAMP)
 # frameworks executed, the HTML rendered with warnings as errors), then pytest checks
 # the built artefacts, the unit and parity tests and the browser behaviour. The build
 # inside pytest finds everything up to date and re-executes nothing. The browser test
-# checks every page with axe-core, installed from package-lock.json.
+# checks every page with axe-core, installed from package-lock.json. Two pytest-xdist
+# processes, a test file each at a time: the readers' slice (minutes, mostly waiting on pip)
+# runs in one while the other runs the rest.
 test: $(STAMP) $(NODE_STAMP)
 	$(PY) -m tools build
-	$(PY) -m pytest
+	$(PY) -m pytest --numprocesses 2 --dist loadfile
 
 # The edit loop: the linter and the formatter's check, then the tests that start no
 # Jupyter kernel, build nothing and open no browser (unit, parity, the pipeline's pieces),

@@ -110,6 +110,12 @@ def pytest_runtest_teardown(item, nextitem):
                 )
 
 
+def pytest_collection_modifyitems(items):
+    """The tests marked ``minutes`` first: make test runs pytest-xdist's processes a test
+    file each at a time, and the longest file, started last, would run on alone."""
+    items.sort(key=lambda item: item.get_closest_marker('minutes') is None)
+
+
 def pytest_collection_finish(session):
     """Keep JAX's compiled programs between runs, in pytest's cache folder: a rerun
     compiles only what changed (the fast half is mostly XLA compilation)."""

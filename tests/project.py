@@ -1,8 +1,10 @@
 """A small project laid out like the repository, for the tools to work on."""
 
+import contextlib
 from pathlib import Path
 
 import yaml
+from filelock import FileLock
 
 from tools.paths import Layout, read_config
 from tools.run.settings import BLOCK as BOOK_EXECUTE
@@ -67,3 +69,14 @@ class Project:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text)
         return path
+
+
+@contextlib.contextmanager
+def one_build_at_a_time(layout: Layout):
+    """Hold the repository build's lock. Under pytest-xdist each process brings the book
+    up to date before its tests look at it; one at a time, so that the first does what
+    is left to do and the others find nothing to do, instead of writing the same files
+    side by side."""
+    layout.build.mkdir(parents=True, exist_ok=True)
+    with FileLock(layout.build / 'tests-build.lock'):
+        yield

@@ -14,6 +14,7 @@ import nbformat
 import pytest
 from IPython.core.inputtransformer2 import TransformerManager
 
+from tests.project import one_build_at_a_time
 from tools.paths import Layout
 from tools.run import execute
 from tools.run.kernel import NotebookFailed, first_line
@@ -32,7 +33,8 @@ def executed_book() -> Layout:
 
     layout = Layout()
     try:
-        build(layout, progress=lambda line: None, render_html=False)
+        with one_build_at_a_time(layout):
+            build(layout, progress=lambda line: None, render_html=False)
     except (StepFailed, UsageError) as error:
         pytest.fail(f'building the book failed:\n{error}', pytrace=False)
     return layout

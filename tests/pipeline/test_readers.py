@@ -155,6 +155,7 @@ def installed_commit(python):
 
 
 @pytest.mark.slow
+@pytest.mark.minutes
 def test_readers_run_the_published_notebooks(tmp_path, monkeypatch):
     for name, value in IDENTITY.items():
         monkeypatch.setenv(name, value)

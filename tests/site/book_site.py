@@ -21,7 +21,7 @@ from pathlib import Path
 import nbformat
 from nbformat import v4
 
-from tests.project import FRONT_MATTER
+from tests.project import FRONT_MATTER, one_build_at_a_time
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -238,7 +238,7 @@ def real_site():
             layout = Layout()
             # In a thread of its own: the PDF step drives Chromium with Playwright's sync
             # API, which refuses to start where a test's browser session runs its loop.
-            with concurrent.futures.ThreadPoolExecutor(1) as thread:
+            with one_build_at_a_time(layout), concurrent.futures.ThreadPoolExecutor(1) as thread:
                 thread.submit(build, layout).result()
             site = layout.site
             _real['site'] = Site(
