@@ -104,9 +104,7 @@ class JaxSide:
 @pytest.fixture(scope='module', params=['torch', 'jax'])
 def fw(request):
     if request.param == 'torch':
-        pytest.importorskip('torch')
         return TorchSide()
-    pytest.importorskip('flax')
     return JaxSide()
 
 
@@ -298,7 +296,6 @@ def test_subclass_can_normalise_queries_and_keys(fw):
 
 
 def test_jax_attention_compiles_with_masks():
-    pytest.importorskip('flax')
     import jax.numpy as jnp
     from flax import nnx
 
@@ -314,7 +311,8 @@ def test_jax_attention_compiles_with_masks():
 
 
 def test_torch_gradients_stay_finite_through_a_blind_query():
-    torch = pytest.importorskip('torch')
+    import torch
+
     from d2l_mini import torch as d2l
 
     torch.manual_seed(0)
@@ -327,7 +325,8 @@ def test_torch_gradients_stay_finite_through_a_blind_query():
 
 
 def test_torch_bfloat16_masking_uses_its_own_finfo():
-    torch = pytest.importorskip('torch')
+    import torch
+
     from d2l_mini import torch as d2l
 
     scores = torch.tensor([[1.0, 2.0, -3e38]], dtype=torch.bfloat16)
@@ -362,7 +361,8 @@ def torch_outputs_and_grads(mha, lens, **call_options):
 def test_torch_need_weights_false_computes_the_same_without_weights(case):
     """need_weights=False (PyTorch's fused kernel) gives the same outputs and
     gradients as the explicit computation, and None for the weights."""
-    torch = pytest.importorskip('torch')
+    import torch
+
     from d2l_mini import torch as d2l
 
     torch.manual_seed(0)
@@ -379,7 +379,8 @@ def test_torch_need_weights_false_computes_the_same_without_weights(case):
 
 
 def test_torch_need_weights_false_drops_out_only_in_training():
-    torch = pytest.importorskip('torch')
+    import torch
+
     from d2l_mini import torch as d2l
 
     torch.manual_seed(0)
@@ -398,7 +399,8 @@ def test_torch_need_weights_false_drops_out_only_in_training():
 def test_torch_a_subclass_override_takes_effect_without_weights():
     """A subclass that changes Q and K and passes need_weights on keeps its
     change on the fast path."""
-    torch = pytest.importorskip('torch')
+    import torch
+
     from d2l_mini import torch as d2l
 
     class Doubled(d2l.MultiHeadAttention):
@@ -422,12 +424,10 @@ def test_torch_the_block_asks_for_no_weights_and_training_changes_nothing():
     """TransformerBlock calls its attention with need_weights=False, through
     the attention's own dot_product_attention; after train_lm the attention
     returns its weights as before."""
-    torch = pytest.importorskip('torch')
-    from d2l_mini import data
+    import torch
+
     from d2l_mini import torch as d2l
 
-    if not (data.data_dir() / 'timemachine.txt').exists():
-        pytest.skip('corpus not cached (set D2L_MINI_DATA)')
     asked = []
 
     class Recording(d2l.MultiHeadAttention):
@@ -448,15 +448,11 @@ def test_torch_the_block_asks_for_no_weights_and_training_changes_nothing():
 def test_jax_training_leaves_the_model_as_it_was():
     """train_lm changes the model's parameters and nothing else about it:
     its structure and static attributes (every layer's functions) stay."""
-    pytest.importorskip('flax')
     import optax
     from flax import nnx
 
-    from d2l_mini import data
     from d2l_mini import jax as d2l
 
-    if not (data.data_dir() / 'timemachine.txt').exists():
-        pytest.skip('corpus not cached (set D2L_MINI_DATA)')
     tm = d2l.TimeMachine(4, 5, num_train=20, num_val=1)
     model = d2l.CharLM(len(tm.vocab), 8, 2, num_blks=1, max_len=5, rngs=nnx.Rngs(0))
     before = nnx.graphdef(model)

@@ -7,13 +7,6 @@ import itertools
 import numpy as np
 import pytest
 
-from d2l_mini import data
-
-pytestmark = pytest.mark.skipif(
-    not (data.data_dir() / 'timemachine.txt').exists(),
-    reason='corpus not cached (set D2L_MINI_DATA)',
-)
-
 BATCH, STEPS = 16, 24
 LOOP_STEPS = 6
 
@@ -82,7 +75,7 @@ def assert_one_bar_counted(recorder, num_steps):
 
 @pytest.fixture(scope='module')
 def pt():
-    torch = pytest.importorskip('torch')
+    import torch
     from torch import nn
 
     from d2l_mini import torch as d2l
@@ -217,7 +210,6 @@ def test_torch_train_lm_shows_progress(pt, monkeypatch):
 
 @pytest.fixture(scope='module')
 def jx():
-    pytest.importorskip('flax')
     import jax.numpy as jnp
     import optax
     from flax import nnx
