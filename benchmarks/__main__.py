@@ -9,8 +9,9 @@
   (its GELU/SwiGLU run: 600 steps of 64 x 128 characters); each figure is also
   given against the figure above it, so that a slower library shows as a ratio
   below 1;
-* PyTorch's speed switch, ``need_weights=False`` (the block's attention by the
-  fused kernel), against blocks that ask for the weights;
+* each framework's speed switch against its absence: PyTorch's
+  ``need_weights=False`` (the block's attention by the fused kernel) against
+  blocks that ask for the weights, and JAX's ``train_lm(..., rowwise=False)``;
 * the same loops on the small CharLM of the casebook (width 64, 16 x 32
   characters), where a step is short and fixed costs per step show.
 
@@ -37,10 +38,14 @@ Xeon with AVX-512), and why the library is as it is:
 * JAX: a dense layer's weight gradient over a 3-D input (B, T, d) is about
   twice as slow as over the same rows as one 2-D matrix; train_lm's
   ``_rowwise_products`` takes the 2-D form (book CharLM: 425 -> 322 ms per
-  step). Micro-batches in a ``lax.scan`` keep a slice's attention arrays in
-  the cache (307 -> 232 ms with slices of 8 windows); the same slices
-  unrolled in one jitted step reached only 297-327 ms, and the plain
-  ``nnx.jit`` step of the lesson 425 ms, which is why train_lm keeps both.
+  step); its ``rowwise`` switch turns that off. Micro-batches in a
+  ``lax.scan`` keep a slice's attention arrays in the cache (307 -> 232 ms
+  with slices of 8 windows); the same slices unrolled in one jitted step
+  reached only 297-327 ms, and the plain ``nnx.jit`` step of the lesson
+  425 ms, which is why train_lm keeps both. Compiling the step with
+  ``nnx.jit`` rather than ``jax.jit`` over the split model cost nothing
+  measurable (375 and 376 ms per step, taken in turns on a loaded machine)
+  and gives the same losses to the last bit.
 * PyTorch: asking the attention for no weights (the fused kernel) makes
   train_lm 1.19 times as fast as blocks that keep the weights ('weights
   kept' measured 0.84 x on a quiet machine).
@@ -206,7 +211,8 @@ def jax_matmul(n=MATMUL_SIZE):
 
 def jax_loops(cfg):
     """Parameters of the CharLM of ``cfg`` and its training loops by name:
-    the step as the ViT section writes it, and ``train_lm``."""
+    the step as the ViT section writes it, and ``train_lm`` (whole batches,
+    slices, and slices with the rowwise switch off)."""
     import jax
     import optax
     from flax import nnx
@@ -244,14 +250,17 @@ def jax_loops(cfg):
         losses = [train_step(hand_model, hand_opt, X, Y) for X, Y in batches(data, steps)]
         jax.block_until_ready(losses)
 
-    lib_model, lib_opt = fresh()
-    num_params = sum(p.size for p in jax.tree.leaves(nnx.state(lib_model, nnx.Param)))
+    def library(**options):
+        model, optimizer = fresh()
+        return lambda steps: d2l.train_lm(model, data, optimizer, steps, **options)
+
+    num_params = sum(p.size for p in jax.tree.leaves(nnx.state(hand_model, nnx.Param)))
+    sliced = dict(micro_batches=cfg['batch_size'] // WINDOWS_PER_SLICE)
     loops = {
         'lesson step': by_hand,
-        'train_lm': lambda steps: d2l.train_lm(lib_model, data, lib_opt, steps),
-        'micro-batched': lambda steps: d2l.train_lm(
-            lib_model, data, lib_opt, steps, micro_batches=cfg['batch_size'] // WINDOWS_PER_SLICE
-        ),
+        'train_lm': library(),
+        'micro-batched': library(**sliced),
+        'rowwise off': library(**sliced, rowwise=False),
     }
     return num_params, loops
 
@@ -271,6 +280,7 @@ LABELS = {
     'train_lm': 'd2l.train_lm',
     'weights kept': 'train_lm, weights kept',
     'micro-batched': 'train_lm, slices of 8 windows',
+    'rowwise off': '... and rowwise=False',
 }
 
 

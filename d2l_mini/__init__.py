@@ -21,11 +21,15 @@ Where the twins differ, and why:
   ``TransformerBlock`` passes, ``dot_product_attention`` computes the same
   output with PyTorch's fused ``scaled_dot_product_attention`` and returns
   None for the weights. XLA fuses on its own, so the JAX class has no such
-  switch; instead, while JAX's ``train_lm`` trains, ``_rowwise_products``
-  has every ``nnx.Linear`` multiply its input as one 2-D matrix, which XLA on
-  a CPU differentiates faster (the same numbers). JAX's ``_count_finished``
-  moves the progress bar without waiting for the asynchronously dispatched
-  steps; PyTorch's loop moves it after each step.
+  switch; instead JAX's ``train_lm`` takes ``rowwise`` (on by default):
+  while it trains, every ``nnx.Linear`` multiplies its input as one 2-D
+  matrix, which XLA on a CPU differentiates faster (the same numbers).
+* Training steps. Both ``train_lm`` loops take the lesson's step (forward,
+  loss, gradients, update); JAX's is compiled with ``nnx.jit``, and with
+  ``micro_batches`` > 1 takes the slices in a ``lax.scan``, which keeps one
+  slice's arrays in the CPU's cache at a time (an unrolled loop would not).
+  JAX's ``_count_finished`` moves the progress bar without waiting for the
+  asynchronously dispatched steps; PyTorch's loop moves it after each step.
 * JAX's ``generate`` draws each character with ``_sample_next``, compiled
   once for a context padded to ``max_len``; PyTorch's runs the model eagerly.
 * ``d2l_mini.torch`` sets ``OMP_WAIT_POLICY=PASSIVE`` (unless already set)

@@ -4,7 +4,6 @@ Its twin, ``d2l_mini.torch``, has the same names in the same order and roles;
 where the two differ, the package docstring says how and why.
 """
 import contextlib
-import functools
 import math
 import sys
 
@@ -185,19 +184,18 @@ def _value_and_grad(model, wrt, X, Y, micro_batches):
             jax.tree.map(lambda g: g / micro_batches, grad_sum))
 
 
-# The state is not donated: a reader may still hold arrays of the model (say,
-# the weights before training), which donation would invalidate.
-@functools.partial(jax.jit, static_argnums=(0, 4))
-def _train_step(graphdef, state, X, Y, micro_batches=1):
-    """One optimizer step on the split (model, optimizer) pair, compiled once
-    per graph structure (the static ``graphdef``) and number of slices."""
-    model, optimizer = nnx.merge(graphdef, state)
+# Not donated: a reader may still hold arrays of the model (say, the weights
+# before training), which donation would invalidate.
+@nnx.jit(static_argnums=4)
+def _train_step(model, optimizer, X, Y, micro_batches=1):
+    """One optimizer step, compiled once per model structure and number of
+    slices; ``nnx.jit`` writes the new weights back into ``model``."""
     loss, grads = _value_and_grad(model, optimizer.wrt, X, Y, micro_batches)
     optimizer.update(model, grads)
-    return loss, nnx.split((model, optimizer))[1]
+    return loss
 
 
-def train_lm(model, data, optimizer, num_steps, micro_batches=1):
+def train_lm(model, data, optimizer, num_steps, micro_batches=1, rowwise=True):
     """Train a language model for ``num_steps`` optimizer steps on
     ``data.train_dataloader()`` (cycling through epochs) with next-token
     cross-entropy averaged over all positions. The model maps token ids (B, T)
@@ -205,29 +203,29 @@ def train_lm(model, data, optimizer, num_steps, micro_batches=1):
     ``micro_batches`` > 1 computes each step's gradient over that many equal
     slices of the batch in turn (gradient accumulation): the same step up to
     rounding, with a slice's activations in memory instead of the batch's.
+    ``rowwise`` is a speed switch: while training, every ``nnx.Linear`` of the
+    model multiplies its (B, T, d) input as one (B * T, d) matrix, which gives
+    the same numbers and which XLA on a CPU differentiates about twice as fast;
+    ``rowwise=False`` trains the layers exactly as written.
     The step is compiled once per model structure and reused by later calls;
     losses stay on the device until the end. A progress bar
     (``d2l.progress``) counts the steps that the device has finished.
     Returns the per-step training losses as Python floats."""
-    check_args(num_steps=num_steps, micro_batches=micro_batches)
+    check_args(num_steps=num_steps, micro_batches=micro_batches,
+               rowwise=rowwise)
     model.train()
     losses = []
     finished = 0  # steps known to be done on the device (they end in order)
-    with _rowwise_products(model), progress(total=num_steps, desc='training',
-                                            unit='step', leave=False) as bar:
-        graphdef, state = nnx.split((model, optimizer))
-        try:
-            for X, Y in _data.training_batches(data, num_steps):
-                check_args(micro_batches=micro_batches, batch_size=X.shape[0])
-                loss, state = _train_step(graphdef, state, X, Y,
-                                          micro_batches)
-                losses.append(loss)
-                finished = _count_finished(losses, finished, bar)
-            for loss in losses[finished:]:  # all dispatched: no time lost
-                loss.block_until_ready()
-                bar.update(1)
-        finally:
-            nnx.update((model, optimizer), state)
+    speed_path = _rowwise_products(model) if rowwise else contextlib.nullcontext()
+    with speed_path, progress(total=num_steps, desc='training', unit='step',
+                              leave=False) as bar:
+        for X, Y in _data.training_batches(data, num_steps):
+            check_args(micro_batches=micro_batches, batch_size=X.shape[0])
+            losses.append(_train_step(model, optimizer, X, Y, micro_batches))
+            finished = _count_finished(losses, finished, bar)
+        for loss in losses[finished:]:  # all dispatched: no time lost
+            loss.block_until_ready()
+            bar.update(1)
     return [float(loss) for loss in jax.device_get(losses)]
 
 
@@ -247,10 +245,11 @@ def _count_finished(losses, finished, bar):
 
 @contextlib.contextmanager
 def _rowwise_products(model):
-    """While ``train_lm`` trains, every ``nnx.Linear`` of ``model`` multiplies
-    all positions of its (B, T, d) input as one (B * T, d) matrix: the same
-    numbers, but XLA on a CPU differentiates a 2-D product's weights about
-    twice as fast as a 3-D one's (``python -m benchmarks`` measures it)."""
+    """``train_lm``'s ``rowwise`` switch: inside the block, every
+    ``nnx.Linear`` of ``model`` multiplies all positions of its (B, T, d)
+    input as one (B * T, d) matrix: the same numbers, but XLA on a CPU
+    differentiates a 2-D product's weights about twice as fast as a 3-D
+    one's (``python -m benchmarks`` measures it)."""
     layers = [layer for _, layer in nnx.iter_graph(model)
               if isinstance(layer, nnx.Linear)
               and layer.dot_general is jax.lax.dot_general]

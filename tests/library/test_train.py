@@ -336,6 +336,22 @@ def test_jax_micro_batches_take_the_same_steps(jx):
     assert_same_steps(runs)
 
 
+def test_jax_rowwise_switch_takes_the_same_steps_and_is_validated(jx):
+    """The speed switch changes how the dense layers multiply, not what: the
+    same losses and weights with and without it, up to rounding."""
+    _, optax, nnx, d2l, TinyLM = jx
+    runs = []
+    for rowwise in (False, True):
+        tm = d2l.TimeMachine(BATCH, STEPS, num_train=2000, num_val=10, seed=5)
+        model = TinyLM(len(tm.vocab), rngs=nnx.Rngs(0))
+        optimizer = nnx.Optimizer(model, optax.sgd(0.5), wrt=nnx.Param)
+        losses = d2l.train_lm(model, tm, optimizer, 5, rowwise=rowwise)
+        runs.append((losses, np.asarray(model.out.kernel[...])))
+    assert_same_steps(runs)
+    with pytest.raises(TypeError, match='rowwise must be True or False'):
+        d2l.train_lm(model, tm, optimizer, 1, rowwise=1)
+
+
 def test_jax_micro_batches_carry_the_other_variables(jx):
     """Variables that are not trained (here dropout's RNG count) move on
     from slice to slice and reach the model after the step."""
