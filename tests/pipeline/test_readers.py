@@ -28,14 +28,15 @@ IDENTITY = {
     'GIT_COMMITTER_NAME': 'Book',
     'GIT_COMMITTER_EMAIL': 'book@example.org',
 }
-# The slice: the shortest notebooks (seconds each), and a JAX notebook that trains with
-# d2l_mini's speed path. JAX for the lowest and newest versions: its wheels are a tenth
-# of the size of PyTorch's (whose older releases on PyPI are CUDA builds of gigabytes).
+# The slice: the shortest notebooks (seconds each), and the shortest JAX notebook that
+# trains with d2l.train_lm (its nnx.jit step, lax.scan slices and rowwise switch). JAX
+# for the lowest and newest versions: its wheels are a tenth of the size of PyTorch's
+# (whose older releases on PyPI are CUDA builds of gigabytes).
 SLICE = {
     'bare-pytorch-first': ['pytorch/how-to-use', 'jax/how-to-use'],
     'bare-jax-first': ['jax/how-to-use', 'pytorch/how-to-use'],
-    'lowest-jax': ['jax/how-to-use', 'jax/transformer-block/block-by-hand'],
-    'newest-jax': ['jax/how-to-use', 'jax/transformer-block/block-by-hand'],
+    'lowest-jax': ['jax/how-to-use', 'jax/solutions/casebook'],
+    'newest-jax': ['jax/how-to-use', 'jax/solutions/casebook'],
 }
 
 
@@ -166,7 +167,7 @@ def test_readers_run_the_published_notebooks(tmp_path, monkeypatch):
     log, results = [], []
     for names, notebooks in (
         (['bare-pytorch-first', 'bare-jax-first'], ['pytorch/how-to-use', 'jax/how-to-use']),
-        (['lowest-jax', 'newest-jax'], ['jax/how-to-use', 'jax/transformer-block/block-by-hand']),
+        (['lowest-jax', 'newest-jax'], SLICE['lowest-jax']),
     ):
         results += readers.readers(
             layout,
