@@ -273,7 +273,9 @@ def run_notebook(
         resources={'metadata': {'path': str(workdir)}},
     )
     try:
-        client.execute(env=env)
+        # The kernel is shut down at the end: the client does so on its own only for a
+        # kernel manager it made itself.
+        client.execute(env=env, cleanup_kc=True)
     except CellExecutionError:
         pass  # the error is in the failing cell's outputs
     return notebook

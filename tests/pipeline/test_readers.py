@@ -8,12 +8,14 @@ for whether the code runs), and its shortest notebooks run in fresh environments
 (both orders), and the JAX notebooks at the lowest and at the newest versions.
 """
 
+import contextlib
 import os
 import shutil
 import subprocess
 import time
 
 import nbformat
+import psutil
 import pytest
 
 from tools import readers
@@ -155,6 +157,16 @@ def installed_commit(python):
     ).stdout.strip()
 
 
+def kernels_left() -> list[int]:
+    """The kernels that this process started and that still run."""
+    left = []
+    for child in psutil.Process().children(recursive=True):
+        with contextlib.suppress(psutil.Error):  # it ended meanwhile, or is a zombie
+            if 'ipykernel_launcher' in child.cmdline():
+                left.append(child.pid)
+    return left
+
+
 @pytest.mark.slow
 @pytest.mark.minutes
 def test_readers_run_the_published_notebooks(tmp_path, monkeypatch):
@@ -178,6 +190,7 @@ def test_readers_run_the_published_notebooks(tmp_path, monkeypatch):
             progress=log.append,
         )
     print('\n'.join(log))
+    assert not kernels_left(), 'a kernel outlived its notebook'
     ran = [(r.environment, r.notebook) for r in results]
     assert ran == [(env, nb) for env, nbs in SLICE.items() for nb in nbs]
     assert all(r.passed for r in results)
