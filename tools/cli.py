@@ -2,7 +2,8 @@
 
 Exit status, the same for every step: 0 done; 1 the step found a problem (a failing
 cell, a stale file, a refused publish: tools.steps.StepFailed); 2 it could not start
-(a bad argument or input: tools.steps.UsageError, or the command line's own errors).
+(a bad argument or input: tools.steps.UsageError, or the command line's own errors);
+130 interrupted (Ctrl-C or SIGTERM), its kernels shut down.
 """
 
 from __future__ import annotations
@@ -283,4 +284,12 @@ def main(argv: list[str] | None = None, layout: Layout | None = None) -> int:
     except UsageError as error:
         print(f'python -m tools {args.step}: error: {error}', file=sys.stderr, flush=True)
         return 2
+    except KeyboardInterrupt:
+        print(
+            f'\n{args.step} interrupted: the kernels are shut down, and nothing of a notebook '
+            'that had not finished was written; run it again to go on',
+            file=sys.stderr,
+            flush=True,
+        )
+        return 130
     return 0

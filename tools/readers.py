@@ -252,6 +252,8 @@ def run_notebook(
     from nbclient import NotebookClient
     from nbclient.exceptions import CellExecutionError
 
+    from tools.run.kernel import stop_on_interrupt
+
     spec = workdir / 'kernels' / 'reader'
     spec.mkdir(parents=True, exist_ok=True)
     argv = [str(python), '-m', 'ipykernel_launcher', '-f', '{connection_file}']
@@ -271,6 +273,7 @@ def run_notebook(
         timeout=CELL_TIMEOUT,
         allow_errors=False,
         resources={'metadata': {'path': str(workdir)}},
+        on_cell_start=lambda cell, cell_index: stop_on_interrupt(),
     )
     try:
         # The kernel is shut down at the end: the client does so on its own only for a

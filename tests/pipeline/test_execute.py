@@ -9,10 +9,13 @@ sections use no framework, so their cells run in either kernel without torch or 
 import json
 import os
 import re
+import signal
 import subprocess
 import sys
+import time
 
 import nbformat
+import psutil
 import pytest
 
 import d2l_mini
@@ -503,6 +506,39 @@ def test_a_dead_kernel_is_reported(project):
     message = str(failure.value)
     assert '[pytorch] ch/dies failed in notebook cell 2 (id c001): import os' in message
     assert 'the kernel died' in message
+
+
+@pytest.mark.slow
+def test_an_interrupt_stops_the_run_and_shuts_its_kernel_down(project, tmp_path):
+    """Ctrl-C (SIGINT) during a cell ends the step with status 130 and a message: the
+    kernel is shut down, the next notebook does not start, nothing is written."""
+    running = tmp_path / 'running'
+    project.section(
+        'ch/a', project.code(f'open({str(running)!r}, "w").close()\nimport time\ntime.sleep(60)')
+    )
+    project.section('ch/b', project.code("print('b ran')"))
+    command = [sys.executable, '-m', 'tools', '--root', str(project.root), 'execute']
+    step = subprocess.Popen(
+        [*command, '--framework', 'pytorch'],
+        cwd=Layout().root,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + 60
+    while not running.exists() and time.monotonic() < deadline and step.poll() is None:
+        time.sleep(0.2)
+    assert running.exists(), step.communicate()
+    kernels = psutil.Process(step.pid).children(recursive=True)
+    assert kernels
+    step.send_signal(signal.SIGINT)
+    out, err = step.communicate(timeout=60)
+    assert step.returncode == 130, err
+    assert 'execute interrupted: the kernels are shut down' in err
+    assert 'ch/a: started' in out and 'ch/b' not in out
+    assert not project.layout.executed('pytorch', 'ch/a').exists()
+    psutil.wait_procs(kernels, timeout=10)
+    assert not [kernel for kernel in kernels if kernel.is_running()]
 
 
 @pytest.mark.slow

@@ -11,7 +11,9 @@ an error in a later release, and readers would see it in the published notebook)
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
+import signal
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -67,6 +69,33 @@ def kernel_environment(threads: int, settings_env: Mapping[str, str]) -> dict[st
     return env
 
 
+def _interrupt() -> None:
+    raise KeyboardInterrupt
+
+
+def _quiet_dead_kernels(loop: asyncio.AbstractEventLoop, context: dict) -> None:
+    # nbclient ends a cancelled execution with "Kernel died", which asyncio would print
+    # for every notebook that an interrupt stopped.
+    if not isinstance(context.get('exception'), DeadKernelError):
+        loop.default_exception_handler(context)
+
+
+def stop_on_interrupt() -> None:
+    """From here on, Ctrl-C (SIGINT) or SIGTERM stops the whole run with KeyboardInterrupt.
+
+    nbclient's own handlers shut the kernel down and let the run go on with the next
+    notebook, after a page of tracebacks. Called as each cell starts, after nbclient has
+    set them: the KeyboardInterrupt ends the event loop, whose remaining tasks are then
+    cancelled, and nbclient shuts each kernel down on the way out. Only the main thread
+    can handle signals; elsewhere this does nothing.
+    """
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        with contextlib.suppress(RuntimeError, ValueError):
+            loop.add_signal_handler(signum, _interrupt)
+    loop.set_exception_handler(_quiet_dead_kernels)
+
+
 def first_line(cell: nbformat.NotebookNode) -> str:
     return next((line for line in cell.source.split('\n') if line.strip()), '').strip()
 
@@ -93,6 +122,7 @@ async def run_notebook(
     def cell_started(cell: nbformat.NotebookNode, cell_index: int) -> None:
         nonlocal current
         current = cell_index
+        stop_on_interrupt()
         if on_cell is not None:
             on_cell(cell_index)
 
