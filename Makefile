@@ -19,11 +19,11 @@ book: $(STAMP)
 # the built artefacts, the unit and parity tests and the browser behaviour. The build
 # inside pytest finds everything up to date and re-executes nothing. The browser test
 # checks every page with axe-core, installed from package-lock.json. Two pytest-xdist
-# processes, a test file each at a time: the readers' slice (minutes, mostly waiting on pip)
-# runs in one while the other runs the rest.
+# processes, a test file (or class) each at a time, in the order collected: the two halves
+# of the readers' slice (minutes each, much of it waiting on pip) first, side by side.
 test: $(STAMP) $(NODE_STAMP)
 	$(PY) -m tools build
-	$(PY) -m pytest --numprocesses 2 --dist loadfile
+	$(PY) -m pytest --numprocesses 2 --dist loadscope --no-loadscope-reorder
 
 # The edit loop: the linter and the formatter's check, then the tests that start no
 # Jupyter kernel, build nothing and open no browser (unit, parity, the pipeline's pieces),

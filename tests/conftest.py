@@ -111,8 +111,9 @@ def pytest_runtest_teardown(item, nextitem):
 
 
 def pytest_collection_modifyitems(items):
-    """The tests marked ``minutes`` first: make test runs pytest-xdist's processes a test
-    file each at a time, and the longest file, started last, would run on alone."""
+    """The tests marked ``minutes`` first: make test gives pytest-xdist's processes a test
+    file (or class) each at a time, in this order, and the longest, started last, would run
+    on alone."""
     items.sort(key=lambda item: item.get_closest_marker('minutes') is None)
 
 

@@ -167,47 +167,58 @@ def kernels_left() -> list[int]:
     return left
 
 
-@pytest.mark.slow
-@pytest.mark.minutes
-def test_readers_run_the_published_notebooks(tmp_path, monkeypatch):
+def run_slice(tmp_path, monkeypatch, names):
+    """The slice's notebooks in the environments ``names`` (which share their list of
+    notebooks), published from a snapshot of the working tree: the results, each passed,
+    and the snapshot's root."""
     for name, value in IDENTITY.items():
         monkeypatch.setenv(name, value)
     started = time.monotonic()
     root = tmp_path / 'book'
     snapshot(root)
-    layout = Layout(root)
-    log, results = [], []
-    for names, notebooks in (
-        (['bare-pytorch-first', 'bare-jax-first'], ['pytorch/how-to-use', 'jax/how-to-use']),
-        (['lowest-jax', 'newest-jax'], SLICE['lowest-jax']),
-    ):
-        results += readers.readers(
-            layout,
-            names=names,
-            notebooks=notebooks,
-            unexecuted=True,
-            envs=Layout().build / 'readers' / 'envs',  # kept between runs
-            progress=log.append,
-        )
+    log = []
+    results = readers.readers(
+        Layout(root),
+        names=names,
+        notebooks=SLICE[names[0]],
+        unexecuted=True,
+        envs=Layout().build / 'readers' / 'envs',  # kept between runs
+        progress=log.append,
+    )
     print('\n'.join(log))
+    print(f"readers' slice, {' and '.join(names)}: {time.monotonic() - started:.0f} s")
     assert not kernels_left(), 'a kernel outlived its notebook'
     ran = [(r.environment, r.notebook) for r in results]
-    assert ran == [(env, nb) for env, nbs in SLICE.items() for nb in nbs]
-    assert all(r.passed for r in results)
-    said = {(r.environment, r.notebook): r.install_output for r in results}
-    # Bare: the first notebook installs its framework and d2l_mini, the second its own
-    # framework only; neither names other versions (the pinned ones were installed).
-    assert not any(said[('bare-pytorch-first', nb)] for nb in SLICE['bare-pytorch-first'])
-    # Lowest: the kept versions are named, in every notebook.
-    for notebook in SLICE['lowest-jax']:
-        assert (
-            'The outputs shown were made with jax 0.10.2 (here: 0.7.1)'
-            in said[('lowest-jax', notebook)]
-        )
-    # The environment still holds what its notebooks installed: d2l_mini at the commit.
-    python = (
-        next((Layout().build / 'readers' / 'envs').glob('bare-jax-first-*')) / 'bin' / 'python'
-    )
-    assert {'torch', 'jax', 'flax', 'd2l-mini'} <= set(readers.installed(python))
-    assert installed_commit(python) == git(root, 'rev-parse', 'HEAD').strip()
-    print(f"readers' slice: {time.monotonic() - started:.0f} s")
+    assert ran == [(env, nb) for env in names for nb in SLICE[env]]
+    assert all(r.passed for r in results), [r.said for r in results]
+    return {(r.environment, r.notebook): r.install_output for r in results}, root
+
+
+# The slice in two classes: make test's pytest-xdist processes take a class each
+# (--dist loadscope), so that the two halves run side by side.
+@pytest.mark.slow
+@pytest.mark.minutes
+class TestBareSlice:
+    def test_a_bare_environment_runs_one_framework_then_the_other(self, tmp_path, monkeypatch):
+        said, root = run_slice(tmp_path, monkeypatch, ['bare-pytorch-first', 'bare-jax-first'])
+        # The first notebook installs its framework and d2l_mini, the second its own
+        # framework only; neither names other versions (the pinned ones were installed).
+        assert not any(said[('bare-pytorch-first', nb)] for nb in SLICE['bare-pytorch-first'])
+        # The environment still holds what its notebooks installed: d2l_mini at the commit.
+        envs = Layout().build / 'readers' / 'envs'
+        python = next(envs.glob('bare-jax-first-*')) / 'bin' / 'python'
+        assert {'torch', 'jax', 'flax', 'd2l-mini'} <= set(readers.installed(python))
+        assert installed_commit(python) == git(root, 'rev-parse', 'HEAD').strip()
+
+
+@pytest.mark.slow
+@pytest.mark.minutes
+class TestVersionsSlice:
+    def test_the_lowest_and_the_newest_jax_train(self, tmp_path, monkeypatch):
+        said, _ = run_slice(tmp_path, monkeypatch, ['lowest-jax', 'newest-jax'])
+        # Lowest: the kept versions are named, in every notebook.
+        for notebook in SLICE['lowest-jax']:
+            assert (
+                'The outputs shown were made with jax 0.10.2 (here: 0.7.1)'
+                in said[('lowest-jax', notebook)]
+            )
