@@ -273,7 +273,7 @@ def run_notebook(
         timeout=CELL_TIMEOUT,
         allow_errors=False,
         resources={'metadata': {'path': str(workdir)}},
-        on_cell_start=lambda cell, cell_index: stop_on_interrupt(),
+        on_notebook_start=lambda notebook: stop_on_interrupt(),
     )
     try:
         # The kernel is shut down at the end: the client does so on its own only for a

@@ -322,34 +322,27 @@ def test_jax_train_lm_cycles_epochs_and_validates(jx, jax_run):
     assert np.isfinite(np.asarray(model(X))).all()
 
 
+def jax_tiny_run(jx, **options):
+    """(losses, output weights) of the tiny model trained 5 SGD steps by train_lm with
+    ``options``, from the same weights on the same batches as every other such run."""
+    _, optax, nnx, d2l, TinyLM = jx
+    tm = d2l.TimeMachine(BATCH, STEPS, num_train=2000, num_val=10, seed=5)
+    model = TinyLM(len(tm.vocab), rngs=nnx.Rngs(0))
+    optimizer = nnx.Optimizer(model, optax.sgd(0.5), wrt=nnx.Param)
+    losses = d2l.train_lm(model, tm, optimizer, 5, **options)
+    return losses, np.asarray(model.out.kernel[...])
+
+
 def test_jax_micro_batches_take_the_same_steps(jx):
     """Gradient accumulation over 4 slices in a lax.scan: the same losses
     and weights as one batch, up to rounding."""
-    _, optax, nnx, d2l, TinyLM = jx
-    runs = []
-    for micro_batches in (1, 4):
-        tm = d2l.TimeMachine(BATCH, STEPS, num_train=2000, num_val=10, seed=5)
-        model = TinyLM(len(tm.vocab), rngs=nnx.Rngs(0))
-        optimizer = nnx.Optimizer(model, optax.sgd(0.5), wrt=nnx.Param)
-        losses = d2l.train_lm(model, tm, optimizer, 5, micro_batches=micro_batches)
-        runs.append((losses, np.asarray(model.out.kernel[...])))
-    assert_same_steps(runs)
+    assert_same_steps([jax_tiny_run(jx, micro_batches=1), jax_tiny_run(jx, micro_batches=4)])
 
 
-def test_jax_rowwise_switch_takes_the_same_steps_and_is_validated(jx):
+def test_jax_rowwise_switch_takes_the_same_steps(jx):
     """The speed switch changes how the dense layers multiply, not what: the
     same losses and weights with and without it, up to rounding."""
-    _, optax, nnx, d2l, TinyLM = jx
-    runs = []
-    for rowwise in (False, True):
-        tm = d2l.TimeMachine(BATCH, STEPS, num_train=2000, num_val=10, seed=5)
-        model = TinyLM(len(tm.vocab), rngs=nnx.Rngs(0))
-        optimizer = nnx.Optimizer(model, optax.sgd(0.5), wrt=nnx.Param)
-        losses = d2l.train_lm(model, tm, optimizer, 5, rowwise=rowwise)
-        runs.append((losses, np.asarray(model.out.kernel[...])))
-    assert_same_steps(runs)
-    with pytest.raises(TypeError, match='rowwise must be True or False'):
-        d2l.train_lm(model, tm, optimizer, 1, rowwise=1)
+    assert_same_steps([jax_tiny_run(jx, rowwise=False), jax_tiny_run(jx, rowwise=True)])
 
 
 def test_jax_micro_batches_carry_the_other_variables(jx):
@@ -375,12 +368,14 @@ def test_jax_micro_batches_carry_the_other_variables(jx):
     assert counts == [2, 8]  # one draw per forward pass
 
 
-def test_jax_micro_batches_are_validated(jx):
+def test_jax_micro_batches_and_the_rowwise_switch_are_validated(jx):
     _, optax, nnx, d2l, TinyLM = jx
     tm = d2l.TimeMachine(4, 5, num_train=9, num_val=1)
     model = TinyLM(len(tm.vocab), rngs=nnx.Rngs(0))
     optimizer = nnx.Optimizer(model, optax.sgd(0.1), wrt=nnx.Param)
     assert_micro_batches_validated(d2l, model, tm, optimizer)
+    with pytest.raises(TypeError, match='rowwise must be True or False'):
+        d2l.train_lm(model, tm, optimizer, 1, rowwise=1)
 
 
 def test_jax_train_lm_shows_progress(jx, monkeypatch):

@@ -44,7 +44,8 @@ class Printed:
         self.path = path
         self.data = path.read_bytes()
         self.reader = pypdf.PdfReader(io.BytesIO(self.data))
-        self.pages = [text_of(page) for page in pypdfium2.PdfDocument(self.data)]
+        self.document = pypdfium2.PdfDocument(self.data)
+        self.pages = [text_of(page) for page in self.document]
         self.destinations = {
             name.lstrip('/'): self.reader.get_destination_page_number(dest)
             for name, dest in self.reader.named_destinations.items()
@@ -209,7 +210,7 @@ def test_the_outline_nests_parts_chapters_and_sections(site, printed):
 
 def test_the_contents_give_each_entry_s_page(printed):
     for framework, book in printed.items():
-        document = pypdfium2.PdfDocument(book.data)
+        document = book.document
         checked = 0
         for index in range(1, book.body_start):  # the contents follow the title page
             text = document[index].get_textpage()
@@ -228,15 +229,16 @@ def test_the_contents_give_each_entry_s_page(printed):
 
 def test_every_page_but_the_title_page_is_numbered(printed):
     for framework, book in printed.items():
-        document = pypdfium2.PdfDocument(book.data)
+        document = book.document
         for index in range(len(document)):
             text = document[index].get_textpage()
             # The characters drawn inside the bottom margin (a stretched delimiter's pieces
             # report boxes taller than the page, wherever they are drawn: they are left out).
+            boxes = [text.get_charbox(i) for i in range(text.count_chars())]
             footer = ''.join(
                 text.get_text_range(i, 1)
-                for i in range(text.count_chars())
-                if 0 <= text.get_charbox(i)[1] and text.get_charbox(i)[3] <= BOTTOM_MARGIN
+                for i, (_, bottom, _, top) in enumerate(boxes)
+                if 0 <= bottom and top <= BOTTOM_MARGIN
             )
             assert footer.strip() == ('' if index == 0 else str(index + 1)), (framework, index)
 
@@ -257,7 +259,7 @@ def test_links_inside_the_document_land_on_a_page(printed):
 
 def test_nothing_runs_past_the_right_margin(printed):
     for framework, book in printed.items():
-        document = pypdfium2.PdfDocument(book.data)
+        document = book.document
         for index in range(len(document)):
             page = document[index]
             width, _ = page.get_size()

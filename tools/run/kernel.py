@@ -84,10 +84,11 @@ def stop_on_interrupt() -> None:
     """From here on, Ctrl-C (SIGINT) or SIGTERM stops the whole run with KeyboardInterrupt.
 
     nbclient's own handlers shut the kernel down and let the run go on with the next
-    notebook, after a page of tracebacks. Called as each cell starts, after nbclient has
-    set them: the KeyboardInterrupt ends the event loop, whose remaining tasks are then
-    cancelled, and nbclient shuts each kernel down on the way out. Only the main thread
-    can handle signals; elsewhere this does nothing.
+    notebook, after a page of tracebacks. Called as each notebook starts (nbclient's
+    ``on_notebook_start``, once the kernel is up), after nbclient has set them: the
+    KeyboardInterrupt ends the event loop, whose remaining tasks are then cancelled, and
+    nbclient shuts each kernel down on the way out. Only the main thread can handle
+    signals; elsewhere this does nothing.
     """
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGINT, signal.SIGTERM):
@@ -122,7 +123,6 @@ async def run_notebook(
     def cell_started(cell: nbformat.NotebookNode, cell_index: int) -> None:
         nonlocal current
         current = cell_index
-        stop_on_interrupt()
         if on_cell is not None:
             on_cell(cell_index)
 
@@ -136,6 +136,7 @@ async def run_notebook(
         extra_arguments=['--IPKernelApp.log_level=ERROR'],
         resources={'metadata': {'path': str(cwd)}},
         on_cell_start=cell_started,
+        on_notebook_start=lambda notebook: stop_on_interrupt(),
     )
 
     def failed(traceback: str) -> NotebookFailed:
