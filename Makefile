@@ -9,7 +9,7 @@ STAMP := $(VENV)/.requirements-installed
 NODE_STAMP := node_modules/.package-lock.json
 FIGURE_MODULES := $(subst /,.,$(basename $(sort $(wildcard tools/figures/*.py))))
 
-.PHONY: book test test-fast bench save figures publish readers clean venv node
+.PHONY: book test test-fast bench save figures publish readers machines clean venv node
 
 book: $(STAMP)
 	$(PY) -m tools build
@@ -57,6 +57,14 @@ publish: $(STAMP)
 # commit; `make readers ARGS="--environments lowest-jax --notebooks jax/how-to-use"`.
 readers: $(STAMP)
 	$(PY) -m tools readers $(ARGS)
+
+# The run that stands for other machines (python -m tools machines): every notebook of
+# both frameworks again, under the build's numerics, CPU kernels capped at AVX2, one
+# compute thread, and kernels without fused multiply-add; prints each claim's values and
+# the margin its window leaves, tightest first (the whole table: _build/machines/).
+# `make machines ARGS="--environments build one-thread book/transformer-block/vit.md"`.
+machines: $(STAMP)
+	$(PY) -m tools machines $(ARGS)
 
 # Build products only: downloaded data (data/) stays.
 clean:

@@ -16,6 +16,7 @@ from jax import numpy as jnp
 from d2l_mini import checks
 from d2l_mini import data as _data
 from d2l_mini.checks import check_args
+from d2l_mini.claims import claims
 from d2l_mini.data import Vocab, preprocess, read_time_machine
 from d2l_mini.glue import glue
 from d2l_mini.plotting import check_shape, plot, set_axes, set_figsize, use_svg_display
@@ -27,7 +28,7 @@ d2l = sys.modules[__name__]
 checks.RULES['rngs'] = checks.instance_of(nnx.Rngs, 'an nnx.Rngs, e.g. nnx.Rngs(0)')
 
 __all__ = ['CharLM', 'FeedForward', 'MultiHeadAttention', 'TimeMachine',
-           'TransformerBlock', 'Vocab', 'check_args', 'check_shape',
+           'TransformerBlock', 'Vocab', 'check_args', 'check_shape', 'claims',
            'generate', 'glue', 'lm_loss', 'masked_softmax', 'plot',
            'preprocess', 'progress', 'read_time_machine', 'set_axes',
            'set_figsize', 'train_lm', 'try_gpu', 'use_svg_display']

@@ -19,3 +19,10 @@ def _flag(name):
 
 
 FULL_PROTOCOL = _flag('D2L_MINI_FULL_PROTOCOL')
+
+
+def strict_claims():
+    """Whether a failed claim stops the notebook (``D2L_MINI_STRICT_CLAIMS=1``: the
+    book's build and CI) or prints what it asserted and lets the notebook go on (a
+    reader's run, the default). Read at each call, so that a test can set it."""
+    return _flag('D2L_MINI_STRICT_CLAIMS')

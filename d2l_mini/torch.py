@@ -21,6 +21,7 @@ from torch.nn import functional as F
 
 from d2l_mini import data as _data
 from d2l_mini.checks import check_args
+from d2l_mini.claims import claims
 from d2l_mini.data import Vocab, preprocess, read_time_machine
 from d2l_mini.glue import glue
 from d2l_mini.plotting import check_shape, plot, set_axes, set_figsize, use_svg_display
@@ -29,7 +30,7 @@ from d2l_mini.progress import progress
 d2l = sys.modules[__name__]
 
 __all__ = ['CharLM', 'FeedForward', 'MultiHeadAttention', 'TimeMachine',
-           'TransformerBlock', 'Vocab', 'check_args', 'check_shape',
+           'TransformerBlock', 'Vocab', 'check_args', 'check_shape', 'claims',
            'generate', 'glue', 'lm_loss', 'masked_softmax', 'plot',
            'preprocess', 'progress', 'read_time_machine', 'set_axes',
            'set_figsize', 'train_lm', 'try_gpu', 'use_svg_display']

@@ -15,6 +15,9 @@ from pathlib import Path
 
 from tools import build, publish, readers
 from tools.frameworks import FRAMEWORKS
+from tools.machines import environments as machine_environments
+from tools.machines import margins
+from tools.machines import run as machines_run
 from tools.paths import Layout, write_atomic
 from tools.run import execute, records
 from tools.site import downloads, merge, render, report, screenshot
@@ -127,6 +130,20 @@ def run_readers(args: argparse.Namespace, layout: Layout) -> None:
         fresh=args.fresh,
         progress=say,
     )
+
+
+def run_machines(args: argparse.Namespace, layout: Layout) -> None:
+    if not args.table_only:
+        machines_run.machines(
+            layout,
+            chosen_sections(layout, args.sections),
+            machine_environments.chosen(args.environments),
+            frameworks=(args.framework,) if args.framework else FRAMEWORKS,
+            progress=say,
+        )
+    written = margins.write(layout)
+    say(margins.table(layout, limit=args.limit))
+    say(f'the whole table: {shown(written, layout)}')
 
 
 def run_screenshot(args: argparse.Namespace, layout: Layout) -> None:
@@ -248,6 +265,24 @@ def command_line() -> argparse.ArgumentParser:
     sub.add_argument(
         '--fresh', action='store_true', help='make the environments anew, even if kept'
     )
+    sub = step(
+        'machines',
+        run_machines,
+        'execute every notebook under numerics that stand for other machines; '
+        "print each claim's margin",
+    )
+    sections_argument(sub)
+    sub.add_argument(
+        '--environments',
+        nargs='+',
+        metavar='NAME',
+        help=f'default: all ({", ".join(machine_environments.ENVIRONMENTS)})',
+    )
+    sub.add_argument('--framework', choices=FRAMEWORKS, help="only this framework's notebooks")
+    sub.add_argument(
+        '--table-only', action='store_true', help='run nothing: print the table of the last run'
+    )
+    sub.add_argument('--limit', type=int, default=20, help='rows printed (default: 20)')
     sub = step('screenshot', run_screenshot, 'save a screenshot of a built page for the README')
     sub.add_argument('--html', type=Path, default=None, help='default: _build/site/_build/html')
     sub.add_argument('--page', default='how-to-use', help='a page path without .html')

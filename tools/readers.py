@@ -18,8 +18,10 @@ environments that do not contain the project, each environment in turn:
   releases that pip serves of the framework, numpy, matplotlib and scikit-learn.
 
 A notebook passes when every cell runs, no output holds a warning and no cell floods
-its output with progress lines.  The table gives, for each environment and notebook,
-``pass`` or the first failing cell and its exception, and the time each environment
+its output with progress lines; a claim that does not hold there (``d2l.claims`` prints
+a line and goes on, as it does for readers) is listed with the pass.  The table gives,
+for each environment and notebook, ``pass`` or the first failing cell and its
+exception, and the time each environment
 took (its setup included).  The environments are kept in ``_build/readers/envs``,
 keyed on what they install and the Python they are made with, so that a rerun
 installs nothing again (``--fresh`` makes them anew); before each use, whatever a
@@ -242,6 +244,31 @@ def first_failure(notebook: nbformat.NotebookNode) -> str | None:
     return None
 
 
+def claims_not_met(notebook: nbformat.NotebookNode) -> list[str]:
+    """The lines in which the notebook's claim cells said that a claim did not hold
+    (``d2l.claims`` prints them for a reader and lets the notebook go on)."""
+    from d2l_mini.claims import NOT_MET
+
+    return [
+        line.strip()
+        for cell in notebook.cells
+        if cell.cell_type == 'code'
+        for output in cell.outputs
+        if output.get('output_type') == 'stream'
+        for line in output.get('text', '').splitlines()
+        if line.startswith(NOT_MET)
+    ]
+
+
+def said_of(failure: str | None, not_met: list[str]) -> str:
+    """A notebook's result: its failure, else 'pass', with the claims it did not meet."""
+    if failure:
+        return failure
+    if not not_met:
+        return 'pass'
+    return f'pass; {len(not_met)} claim(s) not met, the first: {not_met[0][:300]}'
+
+
 def run_notebook(
     path: Path, python: Path, workdir: Path, env: dict[str, str]
 ) -> nbformat.NotebookNode:
@@ -308,14 +335,14 @@ def run_environment(
             )
             nbformat.write(notebook, workdir / 'executed.ipynb')  # to look into
             failure = first_failure(notebook)
+            said = said_of(failure, claims_not_met(notebook))
             install = notebook.cells[0] if notebook.cells else {'outputs': []}
             printed = ''.join(o.get('text', '') for o in install.get('outputs', []))
         except Exception as error:  # the kernel did not start, or died
             failure, printed = f'{type(error).__name__}: {error}', ''
+            said = failure
         seconds = time.monotonic() - began
-        result = Result(
-            environment.name, name, failure is None, failure or 'pass', seconds, printed.strip()
-        )
+        result = Result(environment.name, name, failure is None, said, seconds, printed.strip())
         results.append(result)
         progress(f'{environment.name}: {name}: {result.said} ({seconds:.0f} s)')
         if printed.strip():

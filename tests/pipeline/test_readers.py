@@ -105,6 +105,23 @@ def test_a_notebook_fails_on_an_error_a_warning_or_a_flood_of_progress_lines():
     assert readers.first_failure(nbformat.v4.new_notebook(cells=[cell(stream(line * 6))])) is None
 
 
+def test_a_claim_not_met_passes_and_is_listed_as_readers_see_it(capsys):
+    from d2l_mini.claims import claims
+
+    with claims(strict=False):
+        assert 0.5 < 0.7 < 0.6, 'the loss'
+    printed = capsys.readouterr().out
+    stdout = nbformat.v4.new_output('stream', name='stdout', text='loss 1.2\n' + printed)
+    notebook = nbformat.v4.new_notebook(cells=[cell(stdout), cell(stdout, id='c002')])
+    not_met = readers.claims_not_met(notebook)
+    assert len(not_met) == 2 and readers.first_failure(notebook) is None
+    said = readers.said_of(None, not_met)
+    assert said.startswith('pass; 2 claim(s) not met, the first: Claim not met in this run:')
+    assert 'this run gave the loss' in said
+    assert readers.said_of(None, []) == 'pass'
+    assert readers.said_of('cell 3 (id x): KeyError', not_met) == 'cell 3 (id x): KeyError'
+
+
 def test_the_table_lists_every_run_and_each_environments_time():
     results = [
         readers.Result('lowest-jax', 'jax/how-to-use', True, 'pass', 21.4),

@@ -21,6 +21,7 @@ from pathlib import Path
 import yaml
 
 from tools.frameworks import FRAMEWORKS, TABLE
+from tools.machines import margins
 from tools.paths import ROOT, Layout, read_config, write_atomic
 from tools.run.settings import BLOCK as BOOK_EXECUTE
 from tools.site import report
@@ -120,7 +121,13 @@ def assemble(layout: Layout, progress: Progress = print) -> list[str]:
     records_path = layout.records
     if not records_path.is_file():
         progress(f'render: {records_path} does not exist; the Execution report lists no runs')
-    report.write_report(records_path, site / 'report.md', sections=sections, linked=sections)
+    report.write_report(
+        records_path,
+        site / 'report.md',
+        sections=sections,
+        linked=sections,
+        margins_path=margins.path(layout),
+    )
     return sections
 
 
@@ -153,7 +160,7 @@ def inputs_hash(layout: Layout) -> str:
             digest.update(f'{name}=={metadata.version(name)}\n'.encode())
         except metadata.PackageNotFoundError:
             digest.update(f'{name} missing\n'.encode())
-    files = [layout.config, layout.toc, layout.requirements, layout.records]
+    files = [layout.config, layout.toc, layout.requirements, layout.records, margins.path(layout)]
     files += sorted(layout.book.rglob('*')) + sorted(layout.tools.rglob('*.py'))
     files += sorted(layout.library.rglob('*.py'))  # the reference page documents d2l_mini
     files += [

@@ -6,6 +6,7 @@ tools/run/execute.py keeps in _build/exec/records.json.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable
 from datetime import datetime, timezone
 from pathlib import Path
@@ -128,12 +129,50 @@ def report_markdown(
     return '\n'.join(lines)
 
 
+MARGIN_ROWS = 20
+
+
+def margins_markdown(summary: dict, rows: int = MARGIN_ROWS) -> str:
+    """The section on the run that stands for other machines, from its margins.json."""
+    claims = summary.get('claims', [])
+    environments = summary.get('environments', [])
+    failed = [c for c in claims if c['failed_in']]
+    lines = [
+        '## Claims on other machines',
+        '',
+        f'The run that stands for other machines (`python -m tools machines`, '
+        f'{run_time(summary.get("made_at", ""))}) executed the notebooks again in '
+        f'{len(environments)} environments ({", ".join(environments)}) and recorded every '
+        f'claim: {len(claims)} in all, {len(failed)} of them missed somewhere. A margin is the '
+        'distance of the value from its nearest bound, relative to the larger; the spread, '
+        'how far the value moved between environments. The '
+        f'{min(rows, len(claims))} claims with the least room:',
+        '',
+        '| Page | Framework | Claim | Margin | Spread | Missed in |',
+        '| --- | --- | --- | ---: | ---: | --- |',
+    ]
+    for claim in claims[:rows]:
+        margin = '' if claim['margin'] is None else f'{claim["margin"]:.1%}'
+        lines.append(
+            f'| `{cell(claim["section"])}` | {cell(claim["framework"])} | '
+            f'`{cell(claim["claim"])}` | {margin} | {claim["spread"]:.1%} | '
+            f'{cell(", ".join(claim["failed_in"]))} |'
+        )
+    return '\n'.join(lines) + '\n'
+
+
 def write_report(
     records_path: Path,
     out_path: Path,
     sections: list[str] | None = None,
     linked: Iterable[str] = (),
+    margins_path: Path | None = None,
 ) -> list[dict]:
+    """Write the page; with the margins of the run that stands for other machines where
+    ``margins_path`` exists."""
     records = read_records(records_path) if Path(records_path).is_file() else []
-    Path(out_path).write_text(report_markdown(records, sections, linked))
+    text = report_markdown(records, sections, linked)
+    if margins_path is not None and Path(margins_path).is_file():
+        text += '\n' + margins_markdown(json.loads(Path(margins_path).read_text()))
+    Path(out_path).write_text(text)
     return records
