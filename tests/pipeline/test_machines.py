@@ -171,3 +171,27 @@ def test_a_notebook_runs_in_each_environment_and_its_claims_are_recorded(project
     threads = by_source['int(threads) > 1']
     assert threads.failed_in == ['one-thread'], 'one thread there; the claim did not stop it'
     assert not by_source['threads in "12"'].failed_in
+
+
+def test_every_claim_cell_of_the_book_is_one_claims_block_that_the_run_can_record():
+    import ast
+
+    from tools.machines.instrument import RECORDER
+    from tools.paths import Layout
+    from tools.source.sections import find_sections, read_section
+
+    layout = Layout()
+    seen = 0
+    for rel in find_sections(layout):
+        for cell in read_section(layout, rel).cells:
+            if 'claim' not in cell.tags:
+                continue
+            seen += 1
+            where = f'{rel}, line {cell.line}'
+            [block] = ast.parse(cell.source).body
+            assert isinstance(block, ast.With), f'{where}: not one with block'
+            [item] = block.items
+            assert ast.unparse(item.context_expr) == 'd2l.claims()', where
+            recorded = recorded_source(cell.source, 0)
+            assert 'assert ' not in recorded and recorded.count(RECORDER) >= 1, where
+    assert seen > 100

@@ -175,3 +175,14 @@ def test_the_readers_matrix_runs_weekly_and_on_demand_on_the_readers_pythons():
     # The other jobs do not run on the schedule.
     for name in ('test', 'execute', 'publish'):
         assert 'schedule' not in data['jobs'][name].get('if', '')
+
+
+def test_the_run_for_other_machines_runs_weekly_in_each_of_its_environments():
+    from tools.machines.environments import ENVIRONMENTS
+
+    job = workflow()['jobs']['machines']
+    assert 'schedule' in job['if'] and 'workflow_dispatch' in job['if']
+    assert job['strategy']['matrix']['environment'] == list(ENVIRONMENTS)
+    assert 'python -m tools machines --environments ${{ matrix.environment }}' in runs(job)
+    table = workflow()['jobs']['machines-table']
+    assert table['needs'] == 'machines' and 'python -m tools machines --table-only' in runs(table)
