@@ -68,11 +68,20 @@ def test_the_readme_names_the_notebooks_the_setup_and_the_recorded_versions(layo
     paths = bundle.write_bundles(layout, list(SECTIONS))
     readme = opened(paths['jax']).read(f'{FOLDERS["jax"]}/README.md').decode()
     assert readme.startswith('# The Transformer Block, in PyTorch and JAX: the JAX notebooks')
-    assert '- `demo/twins.ipynb`: Twin cells' in readme
-    assert 'pip install -r requirements.txt' in readme
+    assert '- `demo/twins.ipynb`: Twin cells (ran in ' in readme
+    assert 'pip install -r requirements.txt jupyterlab' in readme and 'jupyter lab' in readme
+    assert 'saying what the book asserts and what your run gave' in readme
+    torch_readme = opened(paths['pytorch']).read(f'{FOLDERS["pytorch"]}/README.md').decode()
+    assert '--index-url https://download.pytorch.org/whl/cpu' in torch_readme
     # The records of tests/site/book_site.py: jax 9.9.9 on Python 3.11.7.
     assert '| jax | 9.9.9 |' in readme and '| Python | 3.11.7 |' in readme
     assert 'torch' not in readme.split('## The versions')[1]
+
+
+def test_run_times_read_as_a_reader_plans_them():
+    assert bundle.run_time(None) == ''
+    assert bundle.run_time(12.5) == ' (ran in under a minute)'
+    assert bundle.run_time(410) == ' (ran in 7 min)'
 
 
 def test_the_same_notebooks_give_the_same_bytes_and_a_commit_pins_the_library(layout, tmp_path):

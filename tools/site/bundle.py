@@ -135,9 +135,25 @@ def versions_table(layout: Layout, framework: str, sections: list[str]) -> str:
     return '\n'.join(lines) + '\n'
 
 
+def run_time(seconds: float | None) -> str:
+    """' (ran in 7 min)': a notebook's recorded wall time, for the list of notebooks."""
+    if seconds is None:
+        return ''
+    if seconds < 60:
+        return ' (ran in under a minute)'
+    return f' (ran in {round(seconds / 60)} min)'
+
+
 def readme_text(layout: Layout, framework: str, titles: dict[str, str], commit: str | None) -> str:
     row = framework_row(framework)
-    listed = '\n'.join(f'- `{rel}.ipynb`: {title}' for rel, title in titles.items())
+    walls = {
+        r['section']: r.get('wall_s')
+        for r in run_records.load(layout)
+        if r['framework'] == framework
+    }
+    listed = '\n'.join(
+        f'- `{rel}.ipynb`: {title}{run_time(walls.get(rel))}' for rel, title in titles.items()
+    )
     at = f' at commit {commit[:12]}' if commit else ''
     kernel = f'd2l-book-{framework}'
     project = tomllib.loads(layout.pyproject.read_text(encoding='utf-8')).get('project', {})
@@ -158,13 +174,19 @@ The notebooks need Python {python} and the packages of `requirements.txt`:
 
 ```sh
 python3 -m venv .venv
-.venv/bin/pip install -r requirements.txt
+.venv/bin/pip install -r requirements.txt jupyterlab
 .venv/bin/python -m ipykernel install --user --name {kernel}
+.venv/bin/jupyter lab
 ```
 
-Then open a notebook in JupyterLab, Notebook or VS Code with the kernel "{kernel}".
+Then open a notebook in JupyterLab (or Notebook, or VS Code) with the kernel "{kernel}".
 The first cell of every notebook does nothing where `d2l_mini` is installed; elsewhere
-(in Colab, say) it installs what is missing. {gpu}
+(in Colab, say) it installs what is missing. {gpu} The times in the list above are those
+of the run that made the outputs, on the hardware named below.
+
+Results of training differ a little between machines, thread counts and versions. Where
+a result that the book states does not hold in your run, the notebook prints one line
+saying what the book asserts and what your run gave, and goes on.
 
 ## The versions that made the outputs
 
@@ -173,8 +195,9 @@ The first cell of every notebook does nothing where `d2l_mini` is installed; els
 
 # How each framework runs on an NVIDIA GPU ({name}: a version from requirements.txt).
 GPU_NOTES = {
-    'pytorch': "On Linux, PyPI's torch wheel is the CUDA build: the same requirements use "
-    'an NVIDIA GPU.',
+    'pytorch': "On Linux, PyPI's torch wheel is the CUDA build (several GB), which uses an "
+    'NVIDIA GPU. Without one, install the CPU build first, then the requirements: '
+    '`pip install torch=={torch} --index-url https://download.pytorch.org/whl/cpu`.',
     'jax': 'On an NVIDIA GPU, install JAX\'s CUDA build too: `pip install "jax[cuda12]=={jax}"`.',
 }
 
