@@ -195,3 +195,25 @@ def test_every_claim_cell_of_the_book_is_one_claims_block_that_the_run_can_recor
             recorded = recorded_source(cell.source, 0)
             assert 'assert ' not in recorded and recorded.count(RECORDER) >= 1, where
     assert seen > 100
+
+
+def test_room_is_the_slack_against_how_far_it_moves(project):
+    far = dict(claim(0), ops=['<'], constant=[False, True], source='error < 1e-4')
+    write_records(
+        project.layout,
+        'build',
+        'jax',
+        'ch/a',
+        [dict(far, rows=[[1e-7, 1e-4]]), dict(far, line=2, rows=[[0.6e-4, 1e-4]])],
+    )
+    write_records(
+        project.layout,
+        'no-fma',
+        'jax',
+        'ch/a',
+        [dict(far, rows=[[3e-7, 1e-4]]), dict(far, line=2, rows=[[0.8e-4, 1e-4]])],
+    )
+    by_line = {c.key[3]: c for c in margins.claims(project.layout)[0]}
+    # tripled, yet a thousandth of its bound: room; moved by half its slack: none
+    assert by_line[1].spread > 0.5 and by_line[1].has_room
+    assert not by_line[2].has_room

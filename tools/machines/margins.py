@@ -4,9 +4,11 @@ For a comparison ``lo < x < hi`` a record's margin is the smallest slack between
 neighbouring operands relative to the larger of the two (0.1: the value is 10% away
 from its bound); for ``all(a < b for ...)`` the smallest over the rows. A claim's
 spread is how far its values move between environments, relative to their size. A
-window has room where its margin, in every environment, is at least twice the spread;
-a claim that is exact (``==``, ``in``) or a plain truth has no margin and is listed
-only where it failed.
+window has room where each slack (``b - a`` of each comparison, row by row) is, in
+every environment, at least twice as large as the distance it moves between
+environments: a value far below its bound has room even where it doubles, one near its
+bound needs to hold still. A claim that is exact (``==``, ``in``) or a plain truth has
+no margin and is listed only where it failed.
 """
 
 from __future__ import annotations
@@ -44,6 +46,20 @@ def margin(record: dict) -> float | None:
     ]
     slacks = [s for s in slacks if s is not None]
     return min(slacks) if slacks else None
+
+
+def _absolute_slacks(record: dict) -> list[float]:
+    """Each comparison's slack ``b - a`` (``a - b`` for ``>``), row by row, unscaled."""
+    return [
+        (b - a) if op in ('<', '<=') else (a - b)
+        for row in record.get('rows', [])
+        for op, a, b in zip(record.get('ops') or [], row, row[1:], strict=False)
+        if op in ORDERED
+        and a is not None
+        and b is not None
+        and math.isfinite(a)
+        and math.isfinite(b)
+    ]
 
 
 def _values(record: dict) -> list[float]:
@@ -96,8 +112,12 @@ class Claim:
 
     @property
     def has_room(self) -> bool:
-        m = self.margin
-        return not self.failed_in and (m is None or m >= 2 * self.spread)
+        if self.failed_in:
+            return False
+        for slacks in zip(*map(_absolute_slacks, self.records.values()), strict=False):
+            if min(slacks) < 2 * (max(slacks) - min(slacks)):
+                return False
+        return True
 
 
 def claims(layout: Layout) -> tuple[list[Claim], list[str], list[dict]]:
