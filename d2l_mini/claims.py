@@ -50,13 +50,20 @@ def _statement(error):
 
 
 @contextlib.contextmanager
-def claims(strict=None):
+def claims(*conditions, strict=None):
     """Check the assertions of one claim cell.
 
+    The conditions are the ``assert`` statements inside the ``with`` block, so
+    that a failed one can name its source; ``claims`` takes none itself.
     ``strict`` True re-raises a failed assertion (the build's behaviour); False
     prints one line naming it and lets the notebook go on (a reader's); None,
     the default, reads ``D2L_MINI_STRICT_CLAIMS`` from the environment.
     """
+    if conditions:
+        raise TypeError(
+            f'claims() takes no condition, got {conditions[0]!r}: write each condition as '
+            "an assert statement inside the with block, e.g. 'with d2l.claims(): assert x < 1'"
+        )
     if strict is not None and not isinstance(strict, bool):
         raise TypeError(f'strict must be True, False or None, got {strict!r}')
     if strict is None:

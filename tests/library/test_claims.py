@@ -73,3 +73,10 @@ def test_both_frameworks_offer_the_same_claims():
     from d2l_mini import torch as d2l_torch
 
     assert d2l_torch.claims is d2l_jax.claims is claims_module.claims
+
+
+def test_a_condition_given_to_claims_is_refused_with_the_way_to_write_it():
+    loss = 0.7
+    with pytest.raises(TypeError, match=r'takes no condition, got True.*assert statement'):
+        with claims(loss < 1.5):
+            pass
