@@ -217,3 +217,14 @@ def test_room_is_the_slack_against_how_far_it_moves(project):
     # tripled, yet a thousandth of its bound: room; moved by half its slack: none
     assert by_line[1].spread > 0.5 and by_line[1].has_room
     assert not by_line[2].has_room
+
+
+def test_results_compared_with_each_other_have_room_by_their_ratio(project):
+    timing = dict(claim(0), ops=['<'], constant=[False, False], source='fast < slow')
+    write_records(project.layout, 'build', 'jax', 'ch/a', [dict(timing, rows=[[0.008, 0.09]])])
+    write_records(
+        project.layout, 'one-thread', 'jax', 'ch/a', [dict(timing, rows=[[0.0125, 0.18]])]
+    )
+    [found] = margins.claims(project.layout)[0]
+    # both slower by half on one thread: the ratio, about 12, moves by a few per cent
+    assert found.has_room

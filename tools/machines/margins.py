@@ -4,11 +4,12 @@ For a comparison ``lo < x < hi`` a record's margin is the smallest slack between
 neighbouring operands relative to the larger of the two (0.1: the value is 10% away
 from its bound); for ``all(a < b for ...)`` the smallest over the rows. A claim's
 spread is how far its values move between environments, relative to their size. A
-window has room where each slack (``b - a`` of each comparison, row by row) is, in
-every environment, at least twice as large as the distance it moves between
-environments: a value far below its bound has room even where it doubles, one near its
-bound needs to hold still. A claim that is exact (``==``, ``in``) or a plain truth has
-no margin and is listed only where it failed.
+window has room where each slack (of each comparison, row by row: ``b - a`` for
+``a < b``, or ``log(b / a)`` where both are positive) is, in every environment, at least
+twice as large as the distance it moves between environments: a rounding error far below
+its bound has room even where it doubles, a timing ten times its rival's even where both
+halve, a value near its bound only where it holds still. A claim that is exact (``==``,
+``in``) or a plain truth has no margin and is listed only where it failed.
 """
 
 from __future__ import annotations
@@ -48,10 +49,10 @@ def margin(record: dict) -> float | None:
     return min(slacks) if slacks else None
 
 
-def _absolute_slacks(record: dict) -> list[float]:
-    """Each comparison's slack ``b - a`` (``a - b`` for ``>``), row by row, unscaled."""
+def _compared(record: dict) -> list[tuple[str, float, float]]:
+    """Each ordered comparison of the record, row by row: (operator, left, right)."""
     return [
-        (b - a) if op in ('<', '<=') else (a - b)
+        (op, a, b)
         for row in record.get('rows', [])
         for op, a, b in zip(record.get('ops') or [], row, row[1:], strict=False)
         if op in ORDERED
@@ -60,6 +61,22 @@ def _absolute_slacks(record: dict) -> list[float]:
         and math.isfinite(a)
         and math.isfinite(b)
     ]
+
+
+def _holds_still(slacks: list[float]) -> bool:
+    return min(slacks) >= 2 * (max(slacks) - min(slacks))
+
+
+def _has_room(pairs: tuple[tuple[str, float, float], ...]) -> bool:
+    """Whether one comparison's slack, in every environment, is at least twice how far
+    it moves: measured as ``b - a``, or as ``log(b / a)`` where every operand is
+    positive (training and timing move results by factors, rounding by differences)."""
+    sign = [1 if op in ('<', '<=') else -1 for op, _, _ in pairs]
+    if _holds_still([s * (b - a) for s, (_, a, b) in zip(sign, pairs, strict=True)]):
+        return True
+    if not all(a > 0 and b > 0 for _, a, b in pairs):
+        return False
+    return _holds_still([s * math.log(b / a) for s, (_, a, b) in zip(sign, pairs, strict=True)])
 
 
 def _values(record: dict) -> list[float]:
@@ -114,10 +131,8 @@ class Claim:
     def has_room(self) -> bool:
         if self.failed_in:
             return False
-        for slacks in zip(*map(_absolute_slacks, self.records.values()), strict=False):
-            if min(slacks) < 2 * (max(slacks) - min(slacks)):
-                return False
-        return True
+        pairs_by_position = zip(*map(_compared, self.records.values()), strict=False)
+        return all(_has_room(pairs) for pairs in pairs_by_position)
 
 
 def claims(layout: Layout) -> tuple[list[Claim], list[str], list[dict]]:
