@@ -55,11 +55,7 @@ def _compared(record: dict) -> list[tuple[str, float, float]]:
         (op, a, b)
         for row in record.get('rows', [])
         for op, a, b in zip(record.get('ops') or [], row, row[1:], strict=False)
-        if op in ORDERED
-        and a is not None
-        and b is not None
-        and math.isfinite(a)
-        and math.isfinite(b)
+        if _slack(op, a, b) is not None
     ]
 
 
