@@ -14,7 +14,8 @@ FIGURE_MODULES := $(subst /,.,$(basename $(sort $(wildcard tools/figures/*.py)))
 book: $(STAMP)
 	$(PY) -m tools build
 
-# The whole suite, as CI runs it: the book is built first (every notebook of both
+# The whole suite, as CI runs it: the linter and the formatter's check first (seconds),
+# then the book is built (every notebook of both
 # frameworks executed, the HTML rendered with warnings as errors), then pytest checks
 # the built artefacts, the unit and parity tests and the browser behaviour. The build
 # inside pytest finds everything up to date and re-executes nothing. The browser test
@@ -22,6 +23,8 @@ book: $(STAMP)
 # processes, a test file (or class) each at a time, in the order collected: the two halves
 # of the readers' slice (minutes each, much of it waiting on pip) first, side by side.
 test: $(STAMP) $(NODE_STAMP)
+	$(VENV)/bin/ruff check $(LINTED)
+	$(VENV)/bin/ruff format --check $(LINTED)
 	$(PY) -m tools build
 	$(PY) -m pytest --numprocesses 2 --dist loadscope --no-loadscope-reorder
 

@@ -32,9 +32,13 @@ Where the twins differ, and why:
   asynchronously dispatched steps; PyTorch's loop moves it after each step.
 * JAX's ``generate`` draws each character with ``_sample_next``, compiled
   once for a context padded to ``max_len``; PyTorch's runs the model eagerly.
-* ``d2l_mini.torch`` sets ``OMP_WAIT_POLICY=PASSIVE`` (unless already set)
-  before importing torch, so that PyTorch's idle threads sleep instead of
-  spinning while another process wants the cores.
+
+Importing either module changes nothing in the reader's process: no
+environment variable, no matplotlib setting, no IPython hook. ``plot`` and
+``use_svg_display`` (which a notebook calls before drawing with matplotlib
+itself) select SVG figures and describe each figure in words for the HTML
+book's alt text; the build sets its own machine settings in every kernel
+(``_config.yml``'s ``kernel_env``).
 
 Framework-free helpers, re-exported by both: ``d2l_mini.data`` (the corpus,
 its cache folder, the vocabulary and the windows), ``d2l_mini.plotting``

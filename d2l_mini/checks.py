@@ -77,8 +77,8 @@ def text(name, value):
 
 def instance_of(cls, accepted):
     """The rule for an argument that must be a ``cls``, described to the reader as
-    ``accepted``. A framework's module registers it for its own types
-    (``RULES[name] = instance_of(...)``), so that this module imports no framework."""
+    ``accepted``. A framework's module passes it to :func:`checker` for its own
+    types, so that this module imports no framework."""
 
     def rule(name, value):
         if not isinstance(value, cls):
@@ -100,6 +100,7 @@ RULES = {
     'max_len': positive_int,
     'batch_size': positive_int,
     'num_steps': positive_int,
+    'num_updates': positive_int,
     'num_train': positive_int,
     'num_val': count,
     'tokenization': one_of('char'),
@@ -116,15 +117,27 @@ RULES = {
 DIVIDES = [('num_heads', 'num_hiddens'), ('micro_batches', 'batch_size')]
 
 
-def check_args(**arguments):
-    """Check every keyword argument by the rule for its name (``RULES``), then
-    that each pair in ``DIVIDES`` given together divides evenly."""
-    for name, value in arguments.items():
-        if name not in RULES:
-            raise KeyError(f'check_args has no rule for {name!r}')
-        RULES[name](name, value)
-    for divisor, total in DIVIDES:
-        if divisor in arguments and total in arguments and arguments[total] % arguments[divisor]:
-            raise ValueError(
-                f'{divisor} ({arguments[divisor]}) must divide {total} ({arguments[total]})'
-            )
+def checker(**extra_rules):
+    """A ``check_args`` that knows ``extra_rules`` besides ``RULES``: a framework's
+    module makes its own for its types (``checker(rngs=instance_of(...))``), so that
+    this module imports no framework and ``RULES`` stays as it is."""
+    rules = {**RULES, **extra_rules}
+
+    def check_args(**arguments):
+        """Check every keyword argument by the rule for its name (``RULES``), then
+        that each pair in ``DIVIDES`` given together divides evenly."""
+        for name, value in arguments.items():
+            if name not in rules:
+                raise KeyError(f'check_args has no rule for {name!r}')
+            rules[name](name, value)
+        for divisor, total in DIVIDES:
+            given = divisor in arguments and total in arguments
+            if given and arguments[total] % arguments[divisor]:
+                raise ValueError(
+                    f'{divisor} ({arguments[divisor]}) must divide {total} ({arguments[total]})'
+                )
+
+    return check_args
+
+
+check_args = checker()

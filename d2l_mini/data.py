@@ -253,13 +253,13 @@ class TimeMachine:
         )
 
 
-def training_batches(data, num_steps):
-    """``num_steps`` training batches of ``data.train_dataloader()``, starting
+def training_batches(data, num_batches):
+    """``num_batches`` training batches of ``data.train_dataloader()``, starting
     a new epoch (a fresh shuffle) whenever one ends."""
     produced = 0
-    while produced < num_steps:
+    while produced < num_batches:
         for batch in data.train_dataloader():
             yield batch
             produced += 1
-            if produced == num_steps:
+            if produced == num_batches:
                 return

@@ -15,7 +15,6 @@ from jax import numpy as jnp
 
 from d2l_mini import checks
 from d2l_mini import data as _data
-from d2l_mini.checks import check_args
 from d2l_mini.claims import claims
 from d2l_mini.data import Vocab, preprocess, read_time_machine
 from d2l_mini.glue import glue
@@ -25,7 +24,8 @@ from d2l_mini.progress import progress
 d2l = sys.modules[__name__]
 
 # Flax modules draw their initial weights from a required ``rngs``: check it too.
-checks.RULES['rngs'] = checks.instance_of(nnx.Rngs, 'an nnx.Rngs, e.g. nnx.Rngs(0)')
+check_args = checks.checker(
+    rngs=checks.instance_of(nnx.Rngs, 'an nnx.Rngs, e.g. nnx.Rngs(0)'))
 
 __all__ = ['CharLM', 'FeedForward', 'MultiHeadAttention', 'TimeMachine',
            'TransformerBlock', 'Vocab', 'check_args', 'check_shape', 'claims',
@@ -196,8 +196,8 @@ def _train_step(model, optimizer, X, Y, micro_batches=1):
     return loss
 
 
-def train_lm(model, data, optimizer, num_steps, micro_batches=1, rowwise=True):
-    """Train a language model for ``num_steps`` optimizer steps on
+def train_lm(model, data, optimizer, num_updates, micro_batches=1, rowwise=True):
+    """Train a language model for ``num_updates`` optimizer steps on
     ``data.train_dataloader()`` (cycling through epochs) with next-token
     cross-entropy averaged over all positions. The model maps token ids (B, T)
     to logits (B, T, vocab); ``optimizer`` is an ``nnx.Optimizer`` of it.
@@ -212,15 +212,15 @@ def train_lm(model, data, optimizer, num_steps, micro_batches=1, rowwise=True):
     losses stay on the device until the end. A progress bar
     (``d2l.progress``) counts the steps that the device has finished.
     Returns the per-step training losses as Python floats."""
-    check_args(num_steps=num_steps, micro_batches=micro_batches,
+    check_args(num_updates=num_updates, micro_batches=micro_batches,
                rowwise=rowwise)
     model.train()
     losses = []
     finished = 0  # steps known to be done on the device (they end in order)
     speed_path = _rowwise_products(model) if rowwise else contextlib.nullcontext()
-    with speed_path, progress(total=num_steps, desc='training', unit='step',
+    with speed_path, progress(total=num_updates, desc='training', unit='step',
                               leave=False) as bar:
-        for X, Y in _data.training_batches(data, num_steps):
+        for X, Y in _data.training_batches(data, num_updates):
             check_args(micro_batches=micro_batches, batch_size=X.shape[0])
             losses.append(_train_step(model, optimizer, X, Y, micro_batches))
             finished = _count_finished(losses, finished, bar)

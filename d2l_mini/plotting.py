@@ -1,11 +1,7 @@
 """Plotting and shape helpers shared by both frameworks (matplotlib, numpy)."""
 
-import matplotlib
 import numpy as np
 from matplotlib import pyplot as plt
-
-# Stable ids inside SVG output, so re-executed notebooks do not differ.
-matplotlib.rcParams['svg.hashsalt'] = 'd2l_mini'
 
 
 def _axes_text(axes):
@@ -83,7 +79,8 @@ def _running_shell():
 
 
 def use_svg_display():
-    """Show notebook figures as SVG (does nothing outside IPython)."""
+    """Show notebook figures as SVG, each with its :func:`describe` text as its
+    text/plain (the HTML book's alt text); does nothing outside IPython."""
     try:
         from matplotlib_inline import backend_inline
     except ImportError:
@@ -195,6 +192,3 @@ def check_shape(a, shape):
     expected = tuple(shape)
     if actual != expected:
         raise ValueError(f'shape mismatch: expected {expected}, got {actual}')
-
-
-_describe_figures_in_ipython()

@@ -4,15 +4,7 @@ Its twin, ``d2l_mini.jax``, has the same names in the same order and roles;
 where the two differ, the package docstring says how and why.
 """
 import math
-import os
 import sys
-
-# libgomp's threads busy-wait between parallel regions by default. When
-# another process wants the cores too (say, the JAX twin of a notebook
-# executing next to this one on a two-core machine), that spinning makes
-# PyTorch several times slower; sleeping threads do not. This only takes
-# effect when torch has not been imported yet, and an explicit setting wins.
-os.environ.setdefault('OMP_WAIT_POLICY', 'PASSIVE')
 
 import numpy as np
 import torch
@@ -204,8 +196,8 @@ def _train_step(model, optimizer, X, Y, micro_batches=1):
     return loss
 
 
-def train_lm(model, data, optimizer, num_steps, micro_batches=1):
-    """Train a language model for ``num_steps`` optimizer steps on
+def train_lm(model, data, optimizer, num_updates, micro_batches=1):
+    """Train a language model for ``num_updates`` optimizer steps on
     ``data.train_dataloader()`` (cycling through epochs) with next-token
     cross-entropy averaged over all positions. The model maps token ids (B, T)
     to logits (B, T, vocab); ``optimizer`` is a ``torch.optim`` optimizer of
@@ -215,14 +207,14 @@ def train_lm(model, data, optimizer, num_steps, micro_batches=1):
     the batch's. Model and batches go to ``try_gpu()``; losses stay on the
     device until the end. A progress bar (``d2l.progress``) counts the steps.
     Returns the per-step training losses as Python floats."""
-    check_args(num_steps=num_steps, micro_batches=micro_batches)
+    check_args(num_updates=num_updates, micro_batches=micro_batches)
     device = try_gpu()
     model.to(device)
     model.train()
     losses = []
-    with progress(total=num_steps, desc='training', unit='step',
+    with progress(total=num_updates, desc='training', unit='step',
                   leave=False) as bar:
-        for X, Y in _data.training_batches(data, num_steps):
+        for X, Y in _data.training_batches(data, num_updates):
             check_args(micro_batches=micro_batches, batch_size=X.shape[0])
             losses.append(_train_step(model, optimizer, X.to(device),
                                       Y.to(device), micro_batches))

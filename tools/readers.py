@@ -213,6 +213,9 @@ def kernel_env(environment: Environment, layout: Layout) -> dict[str, str]:
         p for p in env.get('PATH', '').split(os.pathsep) if p != project_bin
     )
     env['D2L_MINI_DATA'] = str(data_dir())
+    # Not the book's setting but the matrix machine's: environments run side by side
+    # there, and PyTorch's idle OpenMP threads would spin on the cores the other needs.
+    env['OMP_WAIT_POLICY'] = 'PASSIVE'
     return env
 
 

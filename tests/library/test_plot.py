@@ -125,14 +125,16 @@ def test_description_of_several_plots():
 
 @pytest.mark.slow
 def test_notebook_figures_have_their_description_as_text():
-    """In a kernel, with the inline backend: the text/plain of every figure (which the
-    HTML book uses as alt text) is its description, whether d2l_mini drew it or not."""
+    """In a kernel, with the inline backend, after ``use_svg_display()`` (the call a
+    notebook makes before drawing): the text/plain of every figure (which the HTML book
+    uses as alt text) is its description, whether d2l_mini drew it or not."""
     import nbformat
     from nbclient import NotebookClient
     from nbformat import v4
 
     cells = [
-        'from d2l_mini import plotting\nfrom matplotlib import pyplot as plt',
+        'from d2l_mini import plotting\nfrom matplotlib import pyplot as plt\n'
+        'plotting.use_svg_display()',
         '_, axes = plt.subplots(1, 2)\naxes[0].imshow([[0, 1]])\naxes[1].imshow([[1, 0]])',
         "plotting.plot([1, 2], [3, 4], 'step', 'loss', legend=['a'])",
         '_, axes = plt.subplots(1, 2)\n'

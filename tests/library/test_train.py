@@ -60,14 +60,14 @@ class BarRecorder:
         monkeypatch.setattr(progress_module, 'bar_class', lambda: RecordedBar)
 
 
-def assert_one_bar_counted(recorder, num_steps):
-    """train_lm made one enabled bar of ``num_steps`` steps that reached the
+def assert_one_bar_counted(recorder, num_updates):
+    """train_lm made one enabled bar of ``num_updates`` steps that reached the
     end, printed its counts and is closed."""
     [bar] = recorder.bars
-    assert bar.enabled and bar.total == num_steps
-    assert bar.n == num_steps and bar.disable  # counted to the end, closed
+    assert bar.enabled and bar.total == num_updates
+    assert bar.n == num_updates and bar.disable  # counted to the end, closed
     shown = bar.fp.getvalue()
-    assert 'training' in shown and f'{num_steps}/{num_steps}' in shown
+    assert 'training' in shown and f'{num_updates}/{num_updates}' in shown
 
 
 # ------------------------------------------------------------------ PyTorch
@@ -143,7 +143,7 @@ def test_torch_train_lm_cycles_epochs_and_validates(pt):
     optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
     assert len(d2l.train_lm(model, tm, optimizer, 7)) == 7
     for bad, error in ((0, ValueError), (-1, ValueError), (2.5, TypeError)):
-        with pytest.raises(error, match='num_steps'):
+        with pytest.raises(error, match='num_updates'):
             d2l.train_lm(model, tm, optimizer, bad)
 
 
@@ -315,7 +315,7 @@ def test_jax_train_lm_cycles_epochs_and_validates(jx, jax_run):
     assert len(d2l.train_lm(model, tm, optimizer, 7)) == 7
     assert int(optimizer.step[...]) == step + 7
     for bad, error in ((0, ValueError), (-1, ValueError), (2.5, TypeError)):
-        with pytest.raises(error, match='num_steps'):
+        with pytest.raises(error, match='num_updates'):
             d2l.train_lm(model, tm, optimizer, bad)
     # the model is usable after training (its arrays were not left donated)
     X, _ = next(iter(tm.val_dataloader()))

@@ -51,9 +51,14 @@ class NotebookFailed(Exception):
         return f'[{self.framework}] {self.notebook} failed in {where}\n{body}'
 
 
+# The build's matplotlib settings, over matplotlib's defaults.
+MATPLOTLIBRC = Path(__file__).with_name('matplotlibrc')
+
+
 def kernel_environment(threads: int, settings_env: Mapping[str, str]) -> dict[str, str]:
-    """The environment of one kernel: this process's, ``threads`` compute threads, and
-    the kernel environment of the execution settings over both."""
+    """The environment of one kernel: this process's, ``threads`` compute threads,
+    matplotlib's settings for the build (``MATPLOTLIBRC``), and the kernel environment
+    of the execution settings over all of them."""
     if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
         raise ValueError(f'threads must be a positive integer, got {threads!r}')
     env = dict(os.environ)
@@ -65,6 +70,7 @@ def kernel_environment(threads: int, settings_env: Mapping[str, str]) -> dict[st
         env['XLA_FLAGS'] = (
             env.get('XLA_FLAGS', '') + ' --xla_cpu_multi_thread_eigen=false'
         ).strip()
+    env['MATPLOTLIBRC'] = str(MATPLOTLIBRC)
     env.update(settings_env)
     return env
 
