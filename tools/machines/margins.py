@@ -223,7 +223,7 @@ def write(layout: Layout) -> Path:
         }
         for c in sorted(found, key=_order)
     ]
-    made = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec='seconds')
+    made = datetime.datetime.now(datetime.UTC).isoformat(timespec='seconds')
     summary = {'made_at': made, 'environments': environments, 'claims': data}
     write_atomic(path(layout), json.dumps(summary, indent=1) + '\n')
     return out

@@ -96,7 +96,7 @@ def _record(job: Job, status: str, facts: dict) -> dict:
 
 
 def _now() -> str:
-    return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec='seconds')
+    return datetime.datetime.now(datetime.UTC).isoformat(timespec='seconds')
 
 
 def _write(path: Path, notebook: nbformat.NotebookNode) -> None:

@@ -161,7 +161,7 @@ async def run_notebook(
         await asyncio.wait_for(client.async_execute(env=dict(env)), timeout + 30)
     except CellExecutionError as error:
         raise failed(str(error)) from None
-    except (asyncio.TimeoutError, CellTimeoutError, DeadKernelError) as error:
+    except (TimeoutError, CellTimeoutError, DeadKernelError) as error:
         elapsed = time.monotonic() - started
         if elapsed < timeout and isinstance(error, DeadKernelError):
             raise failed(f'the kernel died: {error}') from None

@@ -18,12 +18,12 @@ from __future__ import annotations
 import ast
 import io
 import sys
+import tomllib
 import zipfile
 from importlib import metadata
 from pathlib import Path
 
 import nbformat
-import tomllib
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 from tools.frameworks import TABLE
@@ -48,7 +48,7 @@ def run_time(stamp: object) -> str:
     except ValueError:
         return str(stamp)
     if when.tzinfo is not None:
-        when = when.astimezone(timezone.utc)
+        when = when.astimezone(UTC)
     return when.strftime('%Y-%m-%d %H:%M') + (' UTC' if when.tzinfo is not None else '')
 
 

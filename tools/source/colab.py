@@ -28,11 +28,11 @@ import re
 import string
 import sys
 import textwrap
+import tomllib
 import urllib.parse
 from collections.abc import Iterable
 from importlib import metadata
 
-import tomllib
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 
