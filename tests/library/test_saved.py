@@ -1,7 +1,8 @@
 """tools.source.save: d2l_mini holds exactly the book's #@save cells."""
 
-import pytest
 import tomllib
+
+import pytest
 
 from tools.cli import main
 from tools.frameworks import TABLE
