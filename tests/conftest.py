@@ -1,64 +1,25 @@
-"""Shared by every test: the project's environment checked, a throw-away project, no
+"""Shared by every test: the corpus for those that read it, a throw-away project, no
 kernel outside the slow half, JAX's compilation cache."""
 
 from __future__ import annotations
 
-import hashlib
 import sys
-from importlib import metadata
+from pathlib import Path
 
 import jupyter_client
 import pytest
-from packaging.requirements import Requirement
 
-from d2l_mini import data
+from tests.environment import require_corpus
 from tests.project import Project
-from tools.paths import Layout
 
-# ------------------------------------------- the project's environment, or no tests
-
-
-def environment_problems(layout: Layout) -> list[str]:
-    """What the project's environment lacks: each package pinned in requirements.txt,
-    installed at its pinned version, and the corpus, with its checksum."""
-    problems = []
-    for line in layout.requirements.read_text(encoding='utf-8').splitlines():
-        line = line.split('#', 1)[0].strip()
-        if not line or line.startswith('-'):
-            continue
-        pin = Requirement(line)
-        try:
-            found = metadata.version(pin.name)
-        except metadata.PackageNotFoundError:
-            problems.append(f'{pin.name} is not installed: requirements.txt pins {pin}')
-            continue
-        if not pin.specifier.contains(found.split('+')[0], prereleases=True):
-            problems.append(f'{pin.name} {found} is installed: requirements.txt pins {pin}')
-    if problems:
-        problems.append('install the pinned versions with `make venv`')
-    corpus = data.data_dir() / 'timemachine.txt'
-    if not corpus.is_file():
-        problems.append(
-            f'the corpus is not in {corpus.parent}: set D2L_MINI_DATA to the folder that '
-            f'holds timemachine.txt, or download it there once ({data.TIME_MACHINE_URL})'
-        )
-    elif hashlib.sha1(corpus.read_bytes()).hexdigest() != data.TIME_MACHINE_SHA1:
-        problems.append(f'{corpus} is not the corpus (its SHA-1 is not {data.TIME_MACHINE_SHA1})')
-    return problems
+# ----------------------------------------------------- the corpus, where it is read
 
 
-def pytest_configure(config):
-    """No test runs in an environment that lacks a pinned package or the corpus: the
-    tests would fail, or skip, for the environment's sake rather than the code's. (The
-    browser tests still skip outside CI on a machine without Chromium or axe-core.)"""
-    if hasattr(config, 'workerinput') or config.option.help:
-        return  # pytest-xdist's workers: their controller checked
-    problems = environment_problems(Layout())
-    if problems:
-        raise pytest.UsageError(
-            "the tests need the project's environment, which lacks this:\n  "
-            + '\n  '.join(problems)
-        )
+@pytest.fixture(scope='session')
+def corpus() -> Path:
+    """The Time Machine corpus, for the tests that read it: without it, or with another
+    file in its place, they skip (fail in CI) with what to do, naming D2L_MINI_DATA."""
+    return require_corpus()
 
 
 @pytest.fixture

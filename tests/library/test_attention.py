@@ -1,111 +1,13 @@
 """MultiHeadAttention and masked_softmax of d2l_mini, in both frameworks.
 
-Each test runs against an adapter per framework, so that the same assertions
-hold for ``d2l_mini.torch`` and ``d2l_mini.jax``.
+A test that takes ``fw`` (tests/library/conftest.py) runs once per framework, so
+that the same assertions hold for ``d2l_mini.torch`` and ``d2l_mini.jax``.
 """
 
 import numpy as np
 import pytest
 
-
-class TorchSide:
-    def __init__(self):
-        import torch
-
-        from d2l_mini import torch as d2l
-
-        self.torch, self.d2l = torch, d2l
-
-    def make(self, num_hiddens, num_heads, dropout=0.0, bias=False, seed=0, cls=None):
-        self.torch.manual_seed(seed)
-        cls = cls or self.d2l.MultiHeadAttention
-        return cls(num_hiddens, num_heads, dropout, bias=bias)
-
-    def tensor(self, array):
-        return self.torch.from_numpy(array)
-
-    def unit_rows(self, X):
-        """X scaled to unit length along its last axis."""
-        return X / X.norm(dim=-1, keepdim=True)
-
-    def copy_weights(self, src, dst):
-        dst.load_state_dict(src.state_dict())
-
-    def weight_shape(self, linear):
-        """(in, out) of a linear layer (PyTorch keeps its weight as (out, in))."""
-        return tuple(linear.weight.T.shape)
-
-    def call(self, mha, q, k, v, valid_lens=None):
-        t = self.torch
-        if valid_lens is not None and isinstance(valid_lens, np.ndarray):
-            valid_lens = t.from_numpy(valid_lens)
-        with t.no_grad():
-            out, weights = mha(t.from_numpy(q), t.from_numpy(k), t.from_numpy(v), valid_lens)
-        return out.numpy(), weights.numpy()
-
-    def softmax(self, scores, mask):
-        t = self.torch
-        return self.d2l.masked_softmax(t.from_numpy(scores), t.from_numpy(mask)).numpy()
-
-    def eval(self, mha):
-        mha.eval()
-
-    def bias_o(self, mha):
-        return mha.W_o.bias.detach().numpy()
-
-    def to_numpy(self, X):
-        return X.detach().numpy()
-
-
-class JaxSide:
-    def __init__(self):
-        import jax
-        from flax import nnx
-
-        from d2l_mini import jax as d2l
-
-        self.jax, self.nnx, self.d2l = jax, nnx, d2l
-
-    def make(self, num_hiddens, num_heads, dropout=0.0, bias=False, seed=0, cls=None):
-        cls = cls or self.d2l.MultiHeadAttention
-        return cls(num_hiddens, num_heads, dropout, bias=bias, rngs=self.nnx.Rngs(seed))
-
-    def tensor(self, array):
-        return self.jax.numpy.asarray(array)
-
-    def unit_rows(self, X):
-        """X scaled to unit length along its last axis."""
-        return X / self.jax.numpy.linalg.norm(X, axis=-1, keepdims=True)
-
-    def copy_weights(self, src, dst):
-        self.nnx.update(dst, self.nnx.state(src, self.nnx.Param))
-
-    def weight_shape(self, linear):
-        """(in, out) of a linear layer."""
-        return tuple(linear.kernel.shape)
-
-    def call(self, mha, q, k, v, valid_lens=None):
-        out, weights = mha(q, k, v, valid_lens)
-        return np.asarray(out), np.asarray(weights)
-
-    def softmax(self, scores, mask):
-        return np.asarray(self.d2l.masked_softmax(scores, mask))
-
-    def eval(self, mha):
-        mha.eval()
-
-    def bias_o(self, mha):
-        return np.asarray(mha.W_o.bias[...])
-
-    def to_numpy(self, X):
-        return np.asarray(X)
-
-
-@pytest.fixture(scope='module', params=['torch', 'jax'])
-def fw(request):
-    if request.param == 'torch':
-        return TorchSide()
-    return JaxSide()
+MHA = 'MultiHeadAttention'
 
 
 def inputs(B=2, Tq=5, Tk=7, d=8, seed=0):
@@ -117,7 +19,7 @@ def inputs(B=2, Tq=5, Tk=7, d=8, seed=0):
 
 
 def test_shapes_and_rows_sum_to_one(fw):
-    mha = fw.make(8, 2)
+    mha = fw.make(MHA, 8, 2)
     q, k, v = inputs(B=3, Tq=5, Tk=7)
     out, weights = fw.call(mha, q, k, v)
     assert out.shape == (3, 5, 8)
@@ -127,7 +29,7 @@ def test_shapes_and_rows_sum_to_one(fw):
 
 
 def test_transpose_qkv_and_output_are_inverse(fw):
-    mha = fw.make(12, 3)
+    mha = fw.make(MHA, 12, 3)
     x = np.arange(2 * 4 * 12, dtype=np.float32).reshape(2, 4, 12)
     heads = mha.transpose_qkv(fw.tensor(x))
     assert tuple(heads.shape) == (2, 3, 4, 4)
@@ -137,7 +39,7 @@ def test_transpose_qkv_and_output_are_inverse(fw):
 
 
 def test_per_sequence_lengths_hide_exactly_the_keys_past_the_length(fw):
-    mha = fw.make(8, 2)
+    mha = fw.make(MHA, 8, 2)
     q, k, v = inputs(B=2, Tq=4, Tk=6)
     lens = np.array([2, 5])
     out, weights = fw.call(mha, q, k, v, lens)
@@ -155,7 +57,7 @@ def test_per_sequence_lengths_hide_exactly_the_keys_past_the_length(fw):
 
 
 def test_per_query_causal_lengths(fw):
-    mha = fw.make(8, 4)
+    mha = fw.make(MHA, 8, 4)
     T = 6
     q, k, v = inputs(B=2, Tq=T, Tk=T)
     causal = np.tile(np.arange(1, T + 1), (2, 1))
@@ -175,7 +77,7 @@ def test_per_query_causal_lengths(fw):
 
 @pytest.mark.parametrize('bias', [False, True])
 def test_fully_masked_query_gives_zero_weights_and_zero_attention(fw, bias):
-    mha = fw.make(8, 2, bias=bias)
+    mha = fw.make(MHA, 8, 2, bias=bias)
     q, k, v = inputs(B=2, Tq=3, Tk=4)
     lens = np.array([[0, 2, 4], [1, 0, 3]])
     out, weights = fw.call(mha, q, k, v, lens)
@@ -183,7 +85,7 @@ def test_fully_masked_query_gives_zero_weights_and_zero_attention(fw, bias):
     assert (weights[0, :, 0] == 0).all() and (weights[1, :, 1] == 0).all()
     np.testing.assert_allclose(weights[0, :, 1].sum(-1), 1, atol=1e-6)
     # the attention output of a blind query is zero, so W_o adds only its bias
-    expected = fw.bias_o(mha) if bias else np.zeros(8, np.float32)
+    expected = fw.bias(mha.W_o) if bias else np.zeros(8, np.float32)
     np.testing.assert_allclose(out[0, 0], expected, atol=1e-7)
     np.testing.assert_allclose(out[1, 1], expected, atol=1e-7)
     # a sequence with length 0 everywhere: all zeros, not uniform, not NaN
@@ -205,16 +107,16 @@ def test_masked_scores_use_the_most_negative_value(fw):
 
 
 def test_dropout_on_weights_only_in_training(fw):
-    mha = fw.make(16, 4, dropout=0.5)
+    mha = fw.make(MHA, 16, 4, dropout=0.5)
     q, k, v = inputs(B=2, Tq=5, Tk=5, d=16)
     first, w1 = fw.call(mha, q, k, v)
     second, _ = fw.call(mha, q, k, v)
     assert not np.allclose(first, second)  # fresh masks each call
-    fw.eval(mha)
+    mha.eval()
     a, wa = fw.call(mha, q, k, v)
     b, _ = fw.call(mha, q, k, v)
     np.testing.assert_array_equal(a, b)
-    reference = fw.make(16, 4, dropout=0.0)
+    reference = fw.make(MHA, 16, 4, dropout=0.0)
     fw.copy_weights(mha, reference)
     expected, we = fw.call(reference, q, k, v)
     np.testing.assert_allclose(a, expected, atol=1e-6)
@@ -226,53 +128,53 @@ def test_dropout_on_weights_only_in_training(fw):
 @pytest.mark.parametrize('num_hiddens,num_heads', [(10, 3), (8, 0), (0, 2)])
 def test_heads_must_divide_hiddens(fw, num_hiddens, num_heads):
     with pytest.raises(ValueError, match='num_h'):
-        fw.make(num_hiddens, num_heads)
+        fw.make(MHA, num_hiddens, num_heads)
     with pytest.raises(ValueError, match='num_hiddens') as info:
-        fw.make(10, 3)
+        fw.make(MHA, 10, 3)
     assert 'num_hiddens' in str(info.value) and 'num_heads' in str(info.value)
 
 
 @pytest.mark.parametrize('num_hiddens,num_heads', [(8, 2.0), (8.0, 2), (8, True), (8, '2')])
 def test_heads_must_be_ints(fw, num_hiddens, num_heads):
     with pytest.raises(TypeError, match=r'num_h\w+ must be an int >= 1'):
-        fw.make(num_hiddens, num_heads)
+        fw.make(MHA, num_hiddens, num_heads)
 
 
 @pytest.mark.parametrize('dropout', [-0.1, 1.0, 1.5])
 def test_dropout_out_of_range(fw, dropout):
     with pytest.raises(ValueError, match=r'dropout.*\[0, 1\)'):
-        fw.make(8, 2, dropout=dropout)
+        fw.make(MHA, 8, 2, dropout=dropout)
 
 
 def test_dropout_must_be_a_number(fw):
     with pytest.raises(TypeError, match='dropout'):
-        fw.make(8, 2, dropout=None)
+        fw.make(MHA, 8, 2, dropout=None)
 
 
 @pytest.mark.parametrize(
     'lens', [np.array([1, 2, 3]), np.ones((2, 4), int), np.ones((2, 3, 1), int), np.array(3)]
 )
 def test_valid_lens_with_a_wrong_shape(fw, lens):
-    mha = fw.make(8, 2)
+    mha = fw.make(MHA, 8, 2)
     q, k, v = inputs(B=2, Tq=3, Tk=4)
     with pytest.raises(ValueError, match=r'valid_lens.*\(batch_size,\)'):
         fw.call(mha, q, k, v, lens)
 
 
 def test_valid_lens_must_be_integers(fw):
-    mha = fw.make(8, 2)
+    mha = fw.make(MHA, 8, 2)
     q, k, v = inputs(B=2, Tq=3, Tk=4)
     with pytest.raises(TypeError, match='valid_lens'):
         fw.call(mha, q, k, v, np.array([1.0, 2.0], np.float32))
 
 
 def test_projections_are_eager_square_layers(fw):
-    mha = fw.make(12, 3, bias=True)
+    mha = fw.make(MHA, 12, 3, bias=True)
     for name in ('W_q', 'W_k', 'W_v', 'W_o'):
         layer = getattr(mha, name)
         assert fw.weight_shape(layer) == (12, 12)
         assert layer.bias is not None
-    without = fw.make(12, 3, bias=False)
+    without = fw.make(MHA, 12, 3, bias=False)
     assert without.W_q.bias is None
     assert 'num_heads=3' in repr(without)
 
@@ -284,14 +186,14 @@ def test_subclass_can_normalise_queries_and_keys(fw):
         def dot_product_attention(self, Q, K, V, *options):  # mask (and need_weights)
             return super().dot_product_attention(fw.unit_rows(Q), fw.unit_rows(K), V, *options)
 
-    mha = fw.make(8, 2, cls=UnitQK)
+    mha = fw.make(UnitQK, 8, 2)
     q, k, v = inputs(B=1, Tq=4, Tk=4)
     _, weights = fw.call(mha, 100 * q, 100 * k, v)
     # unit queries and keys bound every logit by sqrt(head_dim) = 2, so no
     # weight can exceed e^4 / (e^4 + 3 e^-4) even for inputs scaled by 100
     bound = np.exp(4) / (np.exp(4) + 3 * np.exp(-4))
     assert weights.max() <= bound + 1e-6
-    _, plain = fw.call(fw.make(8, 2), 100 * q, 100 * k, v)
+    _, plain = fw.call(fw.make(MHA, 8, 2), 100 * q, 100 * k, v)
     assert plain.max() > bound
 
 
@@ -420,6 +322,7 @@ def test_torch_a_subclass_override_takes_effect_without_weights():
     assert (fused - undoubled).abs().max() > 1e-3
 
 
+@pytest.mark.usefixtures('corpus')
 def test_torch_the_block_asks_for_no_weights_and_training_changes_nothing():
     """TransformerBlock calls its attention with need_weights=False, through
     the attention's own dot_product_attention; after train_lm the attention
@@ -445,6 +348,7 @@ def test_torch_the_block_asks_for_no_weights_and_training_changes_nothing():
     assert asked[-1] is True and weights.shape == (1, 2, 5, 5)
 
 
+@pytest.mark.usefixtures('corpus')
 def test_jax_training_leaves_the_model_as_it_was():
     """train_lm changes the model's parameters and nothing else about it:
     its structure and static attributes (every layer's functions) stay."""

@@ -11,8 +11,6 @@ import pytest
 
 from d2l_mini import data
 
-CORPUS = data.data_dir() / 'timemachine.txt'  # tests/conftest.py checked that it is there
-
 
 class Flavour(NamedTuple):
     TimeMachine: type
@@ -42,6 +40,7 @@ def framework(request):
 # ---------------------------------------------------------------- the corpus
 
 
+@pytest.mark.usefixtures('corpus')
 def test_preprocessed_corpus_has_173428_characters_and_28_tokens():
     text = data.preprocess(data.read_time_machine())
     assert len(text) == 173428
@@ -68,6 +67,7 @@ def test_vocab_order_lookup_and_round_trip():
     assert vocab.to_tokens(np.array([[1, 2]])) == ['a', 'b']
 
 
+@pytest.mark.usefixtures('corpus')
 def test_time_machine_vocab_is_sorted_by_frequency():
     tm = data.TimeMachine(8, 5, num_train=100, num_val=10)
     freqs = dict(tm.vocab.token_freqs)
@@ -80,6 +80,7 @@ def test_time_machine_vocab_is_sorted_by_frequency():
 # ---------------------------------------------------------------- the windows
 
 
+@pytest.mark.usefixtures('corpus')
 def test_batches_are_shifted_windows_of_the_corpus(framework):
     TimeMachine, to_numpy, dtype, _ = framework
     tm = TimeMachine(batch_size=4, num_steps=10, num_train=50, num_val=7)
@@ -96,6 +97,7 @@ def test_batches_are_shifted_windows_of_the_corpus(framework):
         assert starts, 'every training row is a window of the first num_train'
 
 
+@pytest.mark.usefixtures('corpus')
 def test_validation_windows_follow_the_training_windows(framework):
     TimeMachine, to_numpy, _, _ = framework
     tm = TimeMachine(batch_size=3, num_steps=6, num_train=20, num_val=7)
@@ -110,6 +112,7 @@ def test_validation_windows_follow_the_training_windows(framework):
     assert text == data.preprocess(data.read_time_machine())[20:26]
 
 
+@pytest.mark.usefixtures('corpus')
 def test_framework_arrays(framework):
     tm = framework.TimeMachine(2, 3, num_train=4, num_val=2)
     X, Y = next(iter(tm.train_dataloader()))
@@ -123,6 +126,7 @@ def epoch_starts(tm):
     return [lookup[tuple(r)] for X in rows for r in X]
 
 
+@pytest.mark.usefixtures('corpus')
 def test_one_epoch_visits_each_full_batch_window_once():
     tm = data.TimeMachine(batch_size=8, num_steps=12, num_train=60, num_val=0)
     starts = epoch_starts(tm)
@@ -131,6 +135,7 @@ def test_one_epoch_visits_each_full_batch_window_once():
     assert starts != sorted(starts)  # shuffled
 
 
+@pytest.mark.usefixtures('corpus')
 def test_same_seed_same_batches_other_seed_other_order(framework):
     TimeMachine, to_numpy, _, _ = framework
 
@@ -145,6 +150,7 @@ def test_same_seed_same_batches_other_seed_other_order(framework):
     assert not np.array_equal(np.stack(a[0]), np.stack(a[1]))  # reshuffled
 
 
+@pytest.mark.usefixtures('corpus')
 def test_the_book_setting_fits_and_the_maximum_is_exact():
     tm = data.TimeMachine(64, 128, num_train=100000, num_val=3000)
     assert len(tm.vocab) == 28
@@ -203,10 +209,6 @@ def test_vocab_min_freq_is_a_count():
 URL, SHA1 = data.TIME_MACHINE_URL, data.TIME_MACHINE_SHA1
 
 
-def real_bytes():
-    return CORPUS.read_bytes()
-
-
 @pytest.fixture
 def no_network(monkeypatch):
     """Fail loudly if anything tries to download."""
@@ -228,17 +230,17 @@ def test_default_folder_and_environment_variable(monkeypatch, tmp_path):
     assert data.data_dir() == root / 'data'
 
 
-def test_cached_file_is_read_without_network(tmp_path, no_network, monkeypatch):
-    (tmp_path / 'timemachine.txt').write_bytes(real_bytes())
+def test_cached_file_is_read_without_network(tmp_path, no_network, monkeypatch, corpus):
+    (tmp_path / 'timemachine.txt').write_bytes(corpus.read_bytes())
     monkeypatch.setenv('D2L_MINI_DATA', str(tmp_path))
     text = data.read_time_machine()
     assert text.startswith('The Time Machine, by H. G. Wells')
     assert no_network == []
 
 
-def test_wrong_checksum_is_reported_and_not_used(tmp_path, no_network):
+def test_wrong_checksum_is_reported_and_not_used(tmp_path, no_network, corpus):
     bad = tmp_path / 'timemachine.txt'
-    bad.write_bytes(real_bytes().replace(b'Time Traveller', b'Time Travellor'))
+    bad.write_bytes(corpus.read_bytes().replace(b'Time Traveller', b'Time Travellor'))
     found = hashlib.sha1(bad.read_bytes()).hexdigest()
     with pytest.raises(data.ChecksumError) as info:
         data.read_time_machine(tmp_path)
@@ -260,13 +262,13 @@ def test_missing_file_offline_names_url_checksum_and_folder(tmp_path, no_network
     assert isinstance(info.value, FileNotFoundError)
 
 
-def test_download_is_verified_and_moved_into_place(tmp_path, monkeypatch):
+def test_download_is_verified_and_moved_into_place(tmp_path, monkeypatch, corpus):
     seen = []
 
     def fake_download(url, path, *args, **kwargs):
         seen.append((url, pathlib.Path(path)))
         assert pathlib.Path(path).parent == tmp_path  # same folder: atomic
-        pathlib.Path(path).write_bytes(real_bytes())
+        pathlib.Path(path).write_bytes(corpus.read_bytes())
 
     monkeypatch.setattr(data, '_download', fake_download)
     text = data.read_time_machine(tmp_path)
@@ -279,9 +281,9 @@ def test_download_is_verified_and_moved_into_place(tmp_path, monkeypatch):
 
 
 @pytest.mark.parametrize('failure', ['corrupt', 'interrupted'])
-def test_failed_download_leaves_nothing_behind(tmp_path, monkeypatch, failure):
+def test_failed_download_leaves_nothing_behind(tmp_path, monkeypatch, corpus, failure):
     def fake_download(url, path, *args, **kwargs):
-        payload = real_bytes()
+        payload = corpus.read_bytes()
         if failure == 'corrupt':
             pathlib.Path(path).write_bytes(payload[:-10])
         else:

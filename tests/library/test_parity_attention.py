@@ -8,6 +8,7 @@ from flax import nnx
 
 from d2l_mini import jax as d2l_jax
 from d2l_mini import torch as d2l_torch
+from tests.library.twins import copy_attention
 
 B, TQ, TK, D, HEADS = 3, 5, 6, 16, 4
 
@@ -16,11 +17,7 @@ def twins(bias, seed=0):
     torch.manual_seed(seed)
     pt = d2l_torch.MultiHeadAttention(D, HEADS, dropout=0.0, bias=bias).eval()
     jx = d2l_jax.MultiHeadAttention(D, HEADS, dropout=0.0, bias=bias, rngs=nnx.Rngs(seed))
-    for name in ('W_q', 'W_k', 'W_v', 'W_o'):
-        src, dst = getattr(pt, name), getattr(jx, name)
-        dst.kernel[...] = jnp.asarray(src.weight.detach().numpy().T)
-        if bias:
-            dst.bias[...] = jnp.asarray(src.bias.detach().numpy())
+    copy_attention(pt, jx)
     return pt, jx
 
 

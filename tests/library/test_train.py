@@ -7,6 +7,8 @@ import itertools
 import numpy as np
 import pytest
 
+pytestmark = pytest.mark.usefixtures('corpus')  # every test trains on it
+
 BATCH, STEPS = 16, 24
 LOOP_STEPS = 6
 

@@ -21,7 +21,7 @@ from tools.run.kernel import NotebookFailed, first_line
 
 
 @pytest.fixture(scope='session')
-def executed_book() -> Layout:
+def executed_book(corpus) -> Layout:
     """The repository's book, split, executed and merged once per session.
 
     Under ``make test`` the book was just built, so this only confirms that nothing

@@ -162,15 +162,15 @@ def copy_of_the_project(root):
     import shutil
 
     from tests.project import Project
-    from tests.site.book_site import REPO
+    from tools.paths import ROOT
 
     project = Project(root)
-    shutil.copy2(REPO / '_config.yml', root / '_config.yml')
+    shutil.copy2(ROOT / '_config.yml', root / '_config.yml')
     # The repository's pins: the notebooks' zip names the kernel package from them.
-    shutil.copy2(REPO / 'requirements.txt', root / 'requirements.txt')
-    shutil.copytree(REPO / 'book' / '_static', root / 'book' / '_static')
-    shutil.copytree(REPO / 'book' / '_templates', root / 'book' / '_templates')
-    shutil.copy2(REPO / 'book' / 'references.bib', root / 'book' / 'references.bib')
+    shutil.copy2(ROOT / 'requirements.txt', root / 'requirements.txt')
+    shutil.copytree(ROOT / 'book' / '_static', root / 'book' / '_static')
+    shutil.copytree(ROOT / 'book' / '_templates', root / 'book' / '_templates')
+    shutil.copy2(ROOT / 'book' / 'references.bib', root / 'book' / 'references.bib')
     for name in ('torch.py', 'jax.py'):
         (project.layout.library / name).write_text(f'"""{name}"""\n\n{save.MARKER}\n')
     (root / 'book' / 'index.md').write_text('# A small book\n\n```{tableofcontents}\n```\n')

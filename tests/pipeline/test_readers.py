@@ -230,6 +230,7 @@ class TestBareSlice:
 
 @pytest.mark.slow
 @pytest.mark.minutes
+@pytest.mark.usefixtures('corpus')  # the casebook trains on it
 class TestVersionsSlice:
     def test_the_lowest_and_the_newest_jax_train(self, tmp_path, monkeypatch):
         said, _ = run_slice(tmp_path, monkeypatch, ['lowest-jax', 'newest-jax'])

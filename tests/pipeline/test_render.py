@@ -6,7 +6,6 @@ import pytest
 import yaml
 
 from tests.site import book_site
-from tests.site.book_site import REPO
 from tools.build import build
 from tools.cli import main
 from tools.frameworks import TABLE
@@ -73,7 +72,7 @@ def test_a_missing_page_stops_the_build_before_any_notebook_runs(project, fake_k
 
 
 def test_repository_toc_lists_the_chapter_and_ends_with_the_report():
-    files = toc_files(yaml.safe_load((REPO / '_toc.yml').read_text()))
+    files = toc_files(yaml.safe_load((ROOT / '_toc.yml').read_text()))
     assert files[:2] == ['index', 'how-to-use']
     assert files[-1] == 'report'
     assert {

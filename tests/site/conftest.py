@@ -10,4 +10,5 @@ def site(request):
     """The hand-made demo book, then the book itself (book_site.py builds both)."""
     if request.param == 'demo':
         return book_site.demo_site()
+    request.getfixturevalue('corpus')  # the book's notebooks read it
     return book_site.real_site()

@@ -337,6 +337,7 @@ def test_theme_html_is_made_accessible(site):
         assert soup(page(site, 'demo/more')).select('article details.hide > summary')
 
 
+@pytest.mark.usefixtures('corpus')
 def test_reference_page_documents_every_public_name_of_both_modules():
     """book/d2l-mini.md is made from the docstrings: a public name added to either module
     (or to the framework-free helpers they re-export) appears on it by itself."""

@@ -7,6 +7,7 @@ import contextlib
 import functools
 import http.server
 import os
+import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -29,11 +30,20 @@ class QuietHandler(http.server.SimpleHTTPRequestHandler):
         pass
 
 
+class QuietServer(http.server.ThreadingHTTPServer):
+    """Reports the errors of its requests, except a connection that the browser dropped
+    (a page closed, or left, before a file it asked for came): that is no error."""
+
+    def handle_error(self, request: object, client_address: tuple[str, int]) -> None:
+        if not isinstance(sys.exc_info()[1], (BrokenPipeError, ConnectionResetError)):
+            super().handle_error(request, client_address)
+
+
 @contextlib.contextmanager
 def served(html: Path) -> Iterator[str]:
     """Serve the folder ``html`` on a free port of 127.0.0.1; yields its base URL."""
     handler = functools.partial(QuietHandler, directory=str(html))
-    httpd = http.server.ThreadingHTTPServer(('127.0.0.1', 0), handler)
+    httpd = QuietServer(('127.0.0.1', 0), handler)
     threading.Thread(target=httpd.serve_forever, daemon=True).start()
     try:
         yield f'http://127.0.0.1:{httpd.server_port}'
