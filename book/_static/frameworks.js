@@ -2,10 +2,11 @@
 // next to each other, PyTorch first; this script puts each run of them behind one tab
 // bar. The frameworks, their names and labels, are the book's framework table
 // (tools/frameworks.py), which the Sphinx extension puts into every page as
-// window.bookFrameworks. Each bar offers every framework and "Both": the frameworks side
-// by side, one column each, on a window at least SIDE_BY_SIDE_MIN px wide (a 99-character
-// line of code in each column); on a narrower one, "Both" shows one framework, the last
-// one chosen alone, and each bar says so.
+// window.bookFrameworks. Each bar offers every framework and, on a window at least
+// SIDE_BY_SIDE_MIN px wide (a 99-character line of code in each column), "Both": the
+// frameworks side by side, one column each. A narrower window offers no "Both"; where it
+// was chosen, the window shows the framework chosen alone last, with its tab selected,
+// until it is wide enough again.
 // The choice is one for the whole book: kept in localStorage, set by ?framework=<choice>
 // in the URL, and applied from <head> so that the style shows the chosen cells before the
 // first paint. <html> carries the class fw-<name> of the framework shown alone (also
@@ -36,30 +37,20 @@
   function save(key, name) { try { localStorage.setItem(key, name); } catch (e) { /* storage off */ } }
   function alone() { return known(load(ALONE_KEY), FRAMEWORKS) || FRAMEWORKS[0]; }
 
-  function fallbackNote() {
-    return "Side by side needs a window at least " + SIDE_BY_SIDE_MIN + " px wide: showing " +
-      LABELS[alone()] + ".";
-  }
-
   function apply(name) {
     choice = name;
     var shown = choice === BOTH ? alone() : choice;
     var side = choice === BOTH && WIDE.matches;
+    var selected = choice === BOTH && !side ? shown : choice;
     FRAMEWORKS.forEach(function (f) { root.classList.toggle("fw-" + f, f === shown); });
     root.classList.toggle("fw-both", choice === BOTH);
     root.classList.toggle("fw-side", side);
     document.querySelectorAll(".fw-tab").forEach(function (tab) {
-      var on = tab.dataset.choice === choice;
+      var on = tab.dataset.choice === selected;
+      if (tab.dataset.choice === BOTH) tab.hidden = !WIDE.matches;
       tab.classList.toggle("fw-active", on);
       tab.setAttribute("aria-selected", on ? "true" : "false");
       tab.tabIndex = on ? 0 : -1;
-    });
-    document.querySelectorAll(".fw-note").forEach(function (note) {
-      var both = note.parentElement.querySelector(".fw-tab[data-choice=" + BOTH + "]");
-      var falling = choice === BOTH && !side;
-      note.textContent = falling ? fallbackNote() : "";
-      if (falling) both.setAttribute("aria-describedby", note.id);
-      else both.removeAttribute("aria-describedby");
     });
   }
 
@@ -101,7 +92,7 @@
   };
 
   function onKey(event, bar) {
-    var tabs = Array.prototype.slice.call(bar.querySelectorAll(".fw-tab"));
+    var tabs = Array.prototype.slice.call(bar.querySelectorAll(".fw-tab:not([hidden])"));
     var i = tabs.indexOf(event.target), move = MOVES[event.key];
     if (i < 0 || !move || event.altKey || event.ctrlKey || event.metaKey) return;
     event.preventDefault();
@@ -124,8 +115,7 @@
   }
 
   // The cells of a group become the panels of its tabs: ids (kept when a cell has one),
-  // role=tabpanel, labelled by their framework's tab. "Both" controls every panel; the
-  // note under the bar says what "Both" shows on a narrow window.
+  // role=tabpanel, labelled by their framework's tab. "Both" controls every panel.
   function tabBar(panels, number) {
     var bar = document.createElement("div");
     bar.className = "fw-tabbar";
@@ -160,13 +150,6 @@
     }, true);
   }
 
-  function note(number) {
-    var p = document.createElement("p");
-    p.className = "fw-note";
-    p.id = "fw-note-" + number;
-    return p;
-  }
-
   // A run starts at a tagged cell and takes the tagged cells that follow it; a cell of
   // a framework earlier in the table (a PyTorch cell after a JAX cell) starts the next
   // run. Runs with every framework get a tab bar.
@@ -188,7 +171,6 @@
       box.className = "fw-group";
       cell.parentElement.insertBefore(box, cell);
       box.appendChild(tabBar(panels, ++groups));
-      box.appendChild(note(groups));
       run.forEach(function (c) { box.appendChild(c); });
       syncToggles(box);
     });

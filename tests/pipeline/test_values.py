@@ -129,10 +129,27 @@ def test_merge_shows_each_frameworks_value_behind_its_tab(project):
     prose = next(c.source for c in merged.cells if 'SwiGLU' in c.source)
     assert prose.startswith(
         'SwiGLU ends [0.13]{.fw-value .fw-only-pytorch}[0.09]{.fw-value .fw-only-jax}'
-        ' nats ahead after [600]{.fw-value .fw-only-pytorch}'
-        '[600]{.fw-value .fw-only-jax} steps.'
+        ' nats ahead after [600]{.fw-value .fw-same} steps.'
     )
     assert '```{container} fw-only-jax' in prose
+
+
+def test_merge_shows_one_value_where_the_frameworks_print_the_same(project):
+    """Values that differ beyond the printed digits read the same: one span, which every
+    view shows unlabelled; one digit apart, the pair again."""
+    project.section('ch/values', project.code('train()'), PROSE)
+    execute_with_values(
+        project,
+        'ch/values',
+        {'pytorch': {'gap': 0.1312, 'steps': 600}, 'jax': {'gap': 0.1296, 'steps': 601}},
+    )
+    prose = next(
+        c.source for c in merge_section('ch/values', project.layout).cells if 'SwiGLU' in c.source
+    )
+    assert prose.startswith(
+        'SwiGLU ends [0.13]{.fw-value .fw-same} nats ahead after '
+        '[600]{.fw-value .fw-only-pytorch}[601]{.fw-value .fw-only-jax} steps.'
+    )
 
 
 def test_merge_names_a_value_that_no_cell_recorded(project):

@@ -421,26 +421,34 @@ def test_arrow_home_and_end_keys_select_for_the_whole_page(session, site):
     page = session.open(site.sections[0])
     group = page.locator('.fw-tabbar').count() - 1
     focus_selected_tab(page, group)
-    # At 1200 px, "Both" shows the framework last chosen alone.
-    for key, choice, framework in (
-        ('ArrowRight', 'jax', 'jax'),
-        ('ArrowRight', 'both', 'jax'),
-        ('ArrowRight', 'pytorch', 'pytorch'),
-        ('ArrowLeft', 'both', 'pytorch'),
-        ('ArrowLeft', 'jax', 'jax'),
-        ('Home', 'pytorch', 'pytorch'),
-        ('End', 'both', 'pytorch'),
-        ('ArrowLeft', 'jax', 'jax'),
+    # At 1200 px "Both" is not offered: the keys move between the two frameworks.
+    for key, framework in (
+        ('ArrowRight', 'jax'),
+        ('ArrowRight', 'pytorch'),
+        ('ArrowLeft', 'jax'),
+        ('Home', 'pytorch'),
+        ('End', 'jax'),
     ):
         page.keyboard.press(key)
-        assert_showing(page, framework, loaded=False, choice=choice)
-        assert_focused(page, group, choice)
+        assert_showing(page, framework, loaded=False)
+        assert_focused(page, group, framework)
     page.keyboard.press('ArrowDown')  # not a key of horizontal tabs
     assert_showing(page, 'jax', loaded=False)
     page.reload()
     page.wait_for_load_state('load')
     assert_showing(page, 'jax')
     assert session.errors == []
+
+
+def test_the_keys_reach_both_on_a_wide_screen(wide, site):
+    page = wide.open(site.sections[0], '?framework=jax')
+    focus_selected_tab(page)
+    page.keyboard.press('ArrowRight')
+    assert_focused(page, 0, 'both')
+    assert_side_by_side(page)
+    page.keyboard.press('ArrowRight')  # round to the first tab
+    assert_showing(page, 'pytorch', loaded=False)
+    assert_focused(page, 0, 'pytorch')
 
 
 def test_key_selected_tab_bar_stays_in_place(session, site):
@@ -613,7 +621,7 @@ def assert_side_by_side(page):
     width = groups[0]['box']['width']
     assert across['prose'] and max(across['prose']) > 0.9 * width, (across, width)
     assert all(w > 0.9 * width for w in across['cells']), (across, width)
-    assert page.locator('.fw-note:visible').count() == 0
+    assert page.locator('.fw-tab[data-choice=both]:visible').count() == len(groups)
     return rows_checked
 
 
@@ -721,7 +729,7 @@ def test_side_by_side_prose_shows_every_version_labelled(wide, site):
     page = wide.open(site.sections[0], '?framework=both')
     if site.real:  # the page of the book that quotes values and has per-framework prose
         page = wide.open('transformer-block/block-by-hand', '?framework=both')
-    values = page.locator('.fw-value')
+    values = page.locator('.fw-value:not(.fw-same)')
     assert values.count() >= 2
     labels = {'pytorch': 'PyTorch', 'jax': 'JAX'}
     for i in range(values.count()):
@@ -730,6 +738,11 @@ def test_side_by_side_prose_shows_every_version_labelled(wide, site):
         framework = 'jax' if 'fw-only-jax' in value.get_attribute('class') else 'pytorch'
         label = value.evaluate("span => getComputedStyle(span, '::before').content")
         assert labels[framework] in label, label
+    same = page.locator('.fw-value.fw-same')  # values that read the same: once, unlabelled
+    for i in range(same.count()):
+        assert same.nth(i).is_visible()
+        label = same.nth(i).evaluate("span => getComputedStyle(span, '::before').content")
+        assert label in ('none', 'normal', '""'), label
     for framework, label in labels.items():
         prose = page.locator(f'div.fw-only-{framework}')
         assert prose.count() >= 1
@@ -759,35 +772,35 @@ def test_copy_button_copies_the_code_without_fillers(browser, server, site):
         visitor.close()
 
 
-def test_both_falls_back_to_one_framework_on_a_narrow_screen_and_says_so(narrow, site):
+def test_a_narrow_screen_offers_no_both_and_shows_one_framework(narrow, site):
+    """Side by side needs a wide window: a narrow one offers no "Both" tab (nor reaches it
+    by the keyboard); a choice of "Both" shows the framework chosen alone last, its tab
+    selected, and the columns return when the window is wide enough."""
     rel = site.sections[0]
     page = narrow.open(rel, '?framework=both')
     classes = page.evaluate('document.documentElement.className').split()
     assert 'fw-both' in classes and 'fw-side' not in classes
-    assert_showing(page, 'pytorch', choice='both')
+    assert_showing(page, 'pytorch')
     assert page.locator('.fw-filler:visible').count() == 0
-    notes = page.locator('.fw-note')
-    assert notes.count() == page.locator('.fw-group').count()
-    for i in range(notes.count()):
-        note = notes.nth(i)
-        assert note.is_visible()
-        assert 'PyTorch' in note.inner_text() and '1400 px' in note.inner_text()
-        both = page.locator('.fw-tabbar').nth(i).get_by_role('tab', name='Both')
-        assert both.get_attribute('aria-describedby') == note.get_attribute('id')
-    box = notes.first.bounding_box()
-    assert box['x'] >= 0 and box['x'] + box['width'] <= NARROW['width']
+    assert page.locator('.fw-tab[data-choice=both]:visible').count() == 0
+    assert page.locator('.fw-group').first.get_by_role('tab', name='Both').count() == 0
+    first = page.locator('.fw-tabbar').first
+    first.get_by_role('tab', name='PyTorch').focus()
+    page.keyboard.press('ArrowLeft')  # wraps round to the last tab shown: JAX, not Both
+    assert_showing(page, 'jax', loaded=False)
+    page.keyboard.press('ArrowRight')
+    assert_showing(page, 'pytorch', loaded=False)
 
     # Chosen alone last, JAX is what "Both" shows; on a wide window the columns return.
-    page.locator('.fw-group').first.get_by_role('tab', name='JAX').click()
-    page.locator('.fw-group').first.get_by_role('tab', name='Both').click()
-    assert_showing(page, 'jax', loaded=False, choice='both')
-    assert 'JAX' in notes.first.inner_text()
+    first.get_by_role('tab', name='JAX').click()
+    resize(page, WIDE, side=False)
+    first.get_by_role('tab', name='Both').click()
+    assert_side_by_side(page)
+    resize(page, NARROW, side=False)
+    assert_showing(page, 'jax', loaded=False)
+    assert page.locator('.fw-tab[data-choice=both]:visible').count() == 0
     resize(page, WIDE, side=True)
     assert_side_by_side(page)
-    both = page.locator('.fw-tabbar').first.get_by_role('tab', name='Both')
-    assert both.get_attribute('aria-describedby') is None
-    resize(page, NARROW, side=False)
-    assert_showing(page, 'jax', loaded=False, choice='both')
     assert narrow.errors == [] and narrow.offsite == []
 
 
@@ -836,7 +849,7 @@ def test_print_of_both_gives_one_framework(wide, site):
     page = wide.open(site.sections[0], '?framework=both')
     page.emulate_media(media='print')
     assert set(page.evaluate(VISIBLE_TAGGED)) == {'pytorch'}
-    assert page.locator('.fw-filler:visible, .fw-note:visible, .fw-tabbar:visible').count() == 0
+    assert page.locator('.fw-filler:visible, .fw-tabbar:visible').count() == 0
     cell = page.locator('.fw-group div.cell.tag_pytorch').first
     assert cell.evaluate("cell => getComputedStyle(cell, '::before').content") == 'none'
     group = page.locator('.fw-group').first.bounding_box()

@@ -156,12 +156,14 @@ def test_section_pages_link_their_per_framework_notebooks(site):
             )
 
 
-# A value that the prose quotes, as merge writes it: [text]{.fw-value .fw-only-<framework>}.
-MERGED_VALUE = re.compile(r'\[([^\]]*)\]\{\.fw-value \.fw-only-(\w+)\}')
+# A value that the prose quotes, as merge writes it: [text]{.fw-value .fw-only-<framework>},
+# or [text]{.fw-value .fw-same} where the frameworks' values read the same.
+MERGED_VALUE = re.compile(r'\[([^\]]*)\]\{\.fw-value \.fw-(?:only-)?(\w+)\}')
 
 
 def test_quoted_values_show_per_framework(site):
-    """Each value of the merged prose reaches the page as a span of its framework, in order."""
+    """Each value of the merged prose reaches the page as a span of its framework (or of
+    both, ``same``), in order."""
     for rel in site.sections:
         notebook = nbformat.read(site.site / f'{rel}.ipynb', as_version=4)
         merged = [
@@ -174,7 +176,11 @@ def test_quoted_values_show_per_framework(site):
         shown = [
             (
                 span.get_text(),
-                next(c[len('fw-only-') :] for c in span['class'] if c.startswith('fw-only-')),
+                next(
+                    c.removeprefix('fw-').removeprefix('only-')
+                    for c in span['class']
+                    if c.startswith(('fw-only-', 'fw-same'))
+                ),
             )
             for span in document.select('span.fw-value')
         ]

@@ -10,7 +10,8 @@ sits in a ``{container} fw-only-pytorch`` (or ``fw-only-jax``) block.
 - execute: the executed notebook's placeholders become the values it recorded, so
   a reader's notebook shows its own run's numbers as text;
 - merge: the page's prose shows both frameworks' values, each in a span that the
-  framework tabs show or hide; the records themselves leave the outputs.
+  framework tabs show or hide, or one span where the two read the same as printed;
+  the records themselves leave the outputs.
 """
 
 from __future__ import annotations
@@ -90,17 +91,21 @@ def fill_notebook(notebook: NotebookNode) -> None:
 
 
 def framework_spans(text: str, values: dict[str, dict], where: str) -> str:
-    """MyST prose with each value reference as one span per framework.
+    """MyST prose with each value reference as one span per framework, or one span
+    for all of them where their values read the same as printed.
 
     ``values`` maps each framework to its recorded values; frameworks.css shows the
-    span of the selected framework (and, without JavaScript, all of them, labelled).
+    span of the selected framework (and, without JavaScript or side by side, all of
+    them, labelled); a ``fw-same`` span shows in every view, unlabelled.
     """
 
     def spans(match: re.Match) -> str:
-        return ''.join(
-            f'[{formatted(recorded, match["name"], match["spec"], f"{where} [{fw}]")}]'
-            f'{{.fw-value .fw-only-{fw}}}'
+        texts = {
+            fw: formatted(recorded, match['name'], match['spec'], f'{where} [{fw}]')
             for fw, recorded in values.items()
-        )
+        }
+        if len(set(texts.values())) == 1:
+            return f'[{next(iter(texts.values()))}]{{.fw-value .fw-same}}'
+        return ''.join(f'[{text}]{{.fw-value .fw-only-{fw}}}' for fw, text in texts.items())
 
     return ROLE.sub(spans, text)
