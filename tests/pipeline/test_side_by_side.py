@@ -1,5 +1,6 @@
-"""The side-by-side view's build-time half (tools/site/render_ext.py): the twin cells'
-lines aligned by difflib, laid out by the Pygments formatter, found in the doctree."""
+"""The side-by-side view's build-time half (tools/site/twins.py): the twin cells' lines
+aligned by difflib, the tokens that differ marked, laid out by the Pygments formatter,
+found in the doctree."""
 
 import html
 import re
@@ -10,15 +11,19 @@ from docutils import nodes
 from pygments.formatters import HtmlFormatter
 from pygments.lexers import PythonLexer
 
-from tools.site.render_ext import (
+from tools.site.twins import (
     CHANGED,
     FILLER,
+    MARKS_OPTION,
     ROWS_OPTION,
     SAME,
     TwinRowsFormatter,
     align_lines,
     align_twin_cells,
     code_lines,
+    mark_tokens,
+    token_spans,
+    twin_marks,
     twin_rows,
 )
 
@@ -184,7 +189,8 @@ def test_twin_cells_in_the_doctree_get_their_rows():
     assert rows_of(cells[1]) == (CHANGED, CHANGED)
     assert [rows_of(c) for c in cells[2:6]] == [None] * 4
     assert cells[0].next_node(nodes.literal_block)['highlight_args'] == {
-        ROWS_OPTION: (CHANGED, FILLER)
+        ROWS_OPTION: (CHANGED, FILLER),
+        MARKS_OPTION: (((7, 12),), ()),  # 'torch' against 'jax'; the filler's line: none
     }
 
 
@@ -193,3 +199,47 @@ def test_twin_cells_are_not_aligned_unless_there_are_two_frameworks():
     section.extend([cell(['a'], 'x\n'), cell(['b'], 'y\n')])
     assert align_twin_cells(section, ['a', 'b', 'c']) == 0
     assert align_twin_cells(section, ['a', 'b']) == 1
+
+
+def marked(line, other):
+    return [line[start:end] for start, end in token_spans(line, other)]
+
+
+def test_the_tokens_that_differ_are_marked_not_the_whole_line():
+    torch_line = '    return scores.softmax(dim=-1).sum(-1, keepdim=True)'
+    jax_line = '    return jax.nn.softmax(scores, axis=-1).sum(-1, keepdims=True)'
+    assert 'keepdim' in marked(torch_line, jax_line)
+    assert 'keepdims' in marked(jax_line, torch_line)
+    assert not any('return' in text or 'True' in text for text in marked(torch_line, jax_line))
+    assert marked('x = torch.ones(2)', 'x = jnp.ones(2)') == ['torch']
+    assert marked('a = 1', 'a = 1') == []
+
+
+def test_twin_marks_follow_the_rows():
+    torch_marks, jax_marks = twin_marks(TORCH_FFN, JAX_FFN)
+    torch_rows, jax_rows = twin_rows(TORCH_FFN, JAX_FFN)
+    assert len(torch_marks) == len(torch_rows) and len(jax_marks) == len(jax_rows)
+    for rows, marks in ((torch_rows, torch_marks), (jax_rows, jax_marks)):
+        for row, spans in zip(rows, marks, strict=True):
+            assert row == CHANGED or spans == (), (row, spans)
+    assert torch_marks[2] == ()  # super().__init__() faces a filler: the line is the change
+    line = code_lines(JAX_FFN)[0]
+    assert [line[a:b] for a, b in jax_marks[0]] == ['nnx']
+
+
+def test_marks_nest_with_pygments_spans_and_keep_the_text():
+    source = 'y = x.sum(-1, keepdim=True) < 2\n'
+    line_html = highlight(source, (CHANGED,))
+    pre = re.search(r'<pre><span></span>(.*)</pre>', line_html, re.DOTALL)[1]
+    inner = re.search(r'<span class="fw-line fw-changed">(.*)</span>', pre, re.DOTALL)[1]
+    out = mark_tokens(inner, token_spans(source.rstrip(), 'y = x.sum(-1, keepdims=True) < 2'))
+    assert text_of(out) == text_of(inner) == source
+    assert re.findall(r'<span class="fw-token">([^<]*)</span>', out) == ['keepdim']
+    assert out.count('<span') == out.count('</span>')
+    formatted = pygments.highlight(
+        source,
+        PythonLexer(),
+        TwinRowsFormatter(**{ROWS_OPTION: (CHANGED,), MARKS_OPTION: (((14, 21),),)}),
+    )
+    assert '<span class="fw-token">keepdim</span>' in formatted
+    assert '&lt;' in formatted  # the entity stays one character, unsplit
