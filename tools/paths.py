@@ -77,7 +77,7 @@ class Layout:
     def downloads(self) -> Path:
         """The site's copies of the split notebooks, ``<framework>/<page>.ipynb``: each
         page links to them (tools/site/render_ext.py serves them from html_extra_path)."""
-        from tools.site.render_ext import NOTEBOOKS_DIR  # imports Sphinx: only here
+        from tools.facts import NOTEBOOKS_DIR  # tools.facts imports this module
 
         return self.site / '_extra' / NOTEBOOKS_DIR
 

@@ -32,19 +32,12 @@ from pathlib import Path
 
 import ghp_import
 import nbformat
-from sphinx.errors import ExtensionError
 
+from tools import facts
 from tools.frameworks import FRAMEWORKS
-from tools.paths import Layout, read_config, write_atomic
+from tools.paths import Layout, write_atomic
 from tools.run.cache import notebook_hash, recorded
 from tools.site import bundle, downloads, render
-from tools.site.render_ext import (
-    COLAB_URL,
-    DOWNLOADS_DIR,
-    NOTEBOOKS_BRANCH,
-    NOTEBOOKS_DIR,
-    github_repo,
-)
 from tools.source import colab
 from tools.source.myst import References
 from tools.source.sections import read_section
@@ -81,19 +74,15 @@ def git(layout: Layout, *args: str, check: bool = True) -> subprocess.CompletedP
 def branches(layout: Layout) -> dict[str, str]:
     """The branch of each tree: ``gh-pages`` for the site; for the notebooks, the
     ``notebooks_branch`` that the HTML's Colab links name (_config.yml)."""
-    sphinx_config = (read_config(layout).get('sphinx') or {}).get('config') or {}
-    return {
-        'site': SITE_BRANCH,
-        'notebooks': str(sphinx_config.get('notebooks_branch', NOTEBOOKS_BRANCH)),
-    }
+    return {'site': SITE_BRANCH, 'notebooks': facts.notebooks_branch(layout)}
 
 
 def github_repository(layout: Layout) -> str:
     """'owner/name' of ``repository.url`` in _config.yml (the one the HTML's links use)."""
-    url = (read_config(layout).get('repository') or {}).get('url')
+    url = facts.configured_url(layout)
     try:
-        return github_repo(url)
-    except ExtensionError:
+        return facts.github_repo(url)
+    except facts.NotGitHub:
         raise PublishError(
             f'repository.url in {layout.config} is {url!r}, not a GitHub repository: the Colab '
             "links and the site's address need https://github.com/<owner>/<name>; set it there, "
@@ -223,11 +212,11 @@ def write_trees(
     write_notebooks(layout, sections, commit, install_from, trees['notebooks'])
     # The pages' download links serve the same notebooks as their Colab links, and so do
     # the zips.
-    shutil.copytree(trees['notebooks'], trees['site'] / NOTEBOOKS_DIR, dirs_exist_ok=True)
+    shutil.copytree(trees['notebooks'], trees['site'] / facts.NOTEBOOKS_DIR, dirs_exist_ok=True)
     bundle.write_bundles(
         layout,
         sections,
-        folder=trees['site'] / DOWNLOADS_DIR,
+        folder=trees['site'] / facts.DOWNLOADS_DIR,
         notebooks=trees['notebooks'],
         commit=commit,
         repository=install_from,
@@ -326,12 +315,9 @@ def publish(
             commit_trees(layout, remote, heads, trees, names, commit)
         push(layout, remote, names)
         progress(f'published {commit[:12]} to {remote}: branches {" and ".join(names.values())}')
-    owner, name = repo.split('/')
-    urls = {'site': f'https://{owner}.github.io/{name}/'}
+    urls = {'site': facts.site_url(layout)}
     if sections:
-        urls['colab'] = COLAB_URL.format(
-            repo=repo, branch=names['notebooks'], framework=FRAMEWORKS[0], page=sections[0]
-        )
+        urls['colab'] = facts.colab_url(repo, names['notebooks'], FRAMEWORKS[0], sections[0])
     for kind, url in urls.items():
         progress(f'{kind}: {url}')
     return urls

@@ -16,6 +16,7 @@ import sys
 import nbformat
 import pytest
 
+from tools import facts
 from tools.paths import Layout
 from tools.source import colab
 from tools.source.sections import find_sections, read_section
@@ -342,7 +343,7 @@ def test_a_commit_must_be_a_full_commit_id(project):
 
 
 def test_the_repository_comes_from_the_config(project):
-    assert colab.repository_url(project.layout) == 'https://example.org/owner/book'
+    assert facts.repository_url(project.layout) == 'https://example.org/owner/book'
     project.layout.config.unlink()
     with pytest.raises(ValueError, match=r'repository.url is not set in .*_config.yml'):
         colab.install_source('pytorch', project.layout)

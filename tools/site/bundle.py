@@ -27,11 +27,11 @@ import nbformat
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
+from tools import facts
 from tools.frameworks import FRAMEWORKS
 from tools.frameworks import framework as framework_row
 from tools.paths import Layout, read_config
 from tools.run import records as run_records
-from tools.site.render_ext import download_name
 from tools.site.report import environment_rows
 from tools.source import colab
 from tools.steps import StepFailed
@@ -106,7 +106,7 @@ def requirements_text(
                 f'add {name}==<version> there'
             )
         lines.append(f'{name}=={pins[name]}')
-    source = (repository or colab.repository_url(layout)).rstrip('/')
+    source = (repository or facts.repository_url(layout)).rstrip('/')
     lines.append(f'd2l_mini @ git+{source}' + (f'@{commit}' if commit else ''))
     return '\n'.join(lines) + '\n'
 
@@ -218,7 +218,8 @@ def bundle(
     repository: str | None = None,
 ) -> bytes:
     """The zip of ``framework``'s notebooks ``<notebooks>/<rel>.ipynb``, as bytes."""
-    folder = download_name(repo_name(layout), framework, 'notebooks').removesuffix('.zip')
+    folder = facts.download_name(facts.repo_name(layout), framework, 'notebooks')
+    folder = folder.removesuffix('.zip')
     modules, titles, files = set(), {}, {}
     for rel in sections:
         path = Path(notebooks, f'{rel}.ipynb')
@@ -239,13 +240,8 @@ def bundle(
     return buffer.getvalue()
 
 
-def repo_name(layout: Layout) -> str:
-    """The name of the book's repository, which names its downloads."""
-    return colab.repository_url(layout).rstrip('/').rsplit('/', 1)[-1].removesuffix('.git')
-
-
 def zip_path(layout: Layout, framework: str, folder: Path | None = None) -> Path:
-    name = download_name(repo_name(layout), framework, 'notebooks')
+    name = facts.download_name(facts.repo_name(layout), framework, 'notebooks')
     return Path(folder or layout.book_downloads) / name
 
 

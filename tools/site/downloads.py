@@ -10,10 +10,10 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+from tools.facts import DOWNLOADS_DIR
 from tools.frameworks import FRAMEWORKS
 from tools.paths import Layout
 from tools.site import bundle, pdf, render
-from tools.site.render_ext import DOWNLOADS_DIR
 from tools.steps import Progress
 
 

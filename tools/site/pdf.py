@@ -25,12 +25,12 @@ import json
 import time
 from pathlib import Path
 
+from tools import facts
 from tools.frameworks import FRAMEWORKS
 from tools.paths import Layout, read_config, write_atomic
-from tools.site import book_html, bundle
+from tools.site import book_html
 from tools.site.browser import CHROMIUM, CHROMIUM_ARGS, served
 from tools.site.render import html_is_current
-from tools.site.render_ext import download_name, github_repo
 from tools.steps import Progress, StepFailed
 
 STAMP = 'pdf-stamp.json'
@@ -71,18 +71,8 @@ class PdfError(StepFailed):
 
 
 def pdf_path(layout: Layout, framework: str, folder: Path | None = None) -> Path:
-    name = download_name(bundle.repo_name(layout), framework, 'pdf')
+    name = facts.download_name(facts.repo_name(layout), framework, 'pdf')
     return Path(folder or layout.book_downloads) / name
-
-
-def site_url(layout: Layout) -> str | None:
-    """The published site's address, from ``repository.url``; None if it is not GitHub's."""
-    url = (read_config(layout).get('repository') or {}).get('url')
-    try:
-        owner, name = github_repo(url).split('/')
-    except Exception:
-        return None
-    return f'https://{owner}.github.io/{name}/'
 
 
 def page_numbers(pdf: bytes) -> dict[str, int]:
@@ -201,7 +191,7 @@ def write_pdfs(
                 for framework, path in paths.items():
                     start = time.perf_counter()
                     document = book_html.book_document(
-                        layout.html, layout.site, framework, title, site_url(layout)
+                        layout.html, layout.site, framework, title, facts.site_url(layout)
                     )
                     pdf = print_document(browser, base, document)
                     path.parent.mkdir(parents=True, exist_ok=True)

@@ -1,8 +1,8 @@
 """Sphinx extension for the book's HTML, ``tools.site.render_ext`` in _config.yml.
 
 tools/site/render.py puts the repository on Sphinx's path, so that Sphinx imports this
-module from the tools that build the site; the build's other steps import its names
-(NOTEBOOKS_DIR, COLAB_URL, github_repo) from the same module.
+module from the tools that build the site. What the build's other steps need too (the
+repository, the downloads' names, Colab's URLs) comes from tools/facts.py.
 
 - Every page built from a notebook gets, under its title, links to its PyTorch and JAX
   notebooks: a download of the split notebook that tools/site/render.py copied to
@@ -52,6 +52,7 @@ from sphinx.util.docutils import SphinxDirective
 from sphinx.util.fileutil import copy_asset
 from sphinx.util.osutil import relative_uri
 
+from tools import facts
 from tools.site import twins
 
 if TYPE_CHECKING:
@@ -61,50 +62,30 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 TABLE_CSS = 'frameworks-table.css'
-NOTEBOOKS_DIR = 'notebooks'
-# The book's downloads, made after the HTML (tools/site/pdf.py and bundle.py) and put in
-# the HTML's downloads/ folder: {kind: (file name, link text)}.
-DOWNLOADS_DIR = 'downloads'
-DOWNLOADS = {
-    'pdf': ('{repo}-{framework}.pdf', 'the book as a PDF'),
-    'notebooks': ('{repo}-{framework}-notebooks.zip', 'all its notebooks, executed (zip)'),
-}
-NOTEBOOKS_BRANCH = 'notebooks'  # the default of notebooks_branch in _config.yml
-COLAB_URL = (
-    'https://colab.research.google.com/github/{repo}/blob/{branch}/{framework}/{page}.ipynb'
-)
 MATHJAX_DIST = 'sphinx-mathjax-offline'
 MATHJAX_ENTRY = 'tex-chtml.js'
 PYTHON_REPR = re.compile(r'<.*>', re.DOTALL)
 UNDESCRIBED_IMAGE = 'Image output of the code cell'
 
 
-def github_repo(url: str | None) -> str:
-    """'owner/name' of a GitHub repository URL."""
-    match = re.fullmatch(r'https://github\.com/([\w.-]+)/([\w.-]+?)(?:\.git)?/?', url or '')
-    if match is None:
-        raise ExtensionError(
-            f'repository.url in _config.yml must be https://github.com/<owner>/<name> '
-            f'for the Colab links, got {url!r}'
-        )
-    return f'{match[1]}/{match[2]}'
-
-
-def download_name(repo: str, framework: str, kind: str) -> str:
-    """The file name of one of the book's downloads: ``kind`` is 'pdf' or 'notebooks'."""
-    return DOWNLOADS[kind][0].format(repo=repo, framework=framework)
+def github_repo(app: Sphinx) -> str:
+    """'owner/name' of the repository that the theme's options name (repository.url)."""
+    try:
+        return facts.github_repo(app.config.html_theme_options.get('repository_url'))
+    except facts.NotGitHub as error:
+        raise ExtensionError(str(error)) from None
 
 
 def downloads_html(app: Sphinx, docname: str) -> str:
     """One line per framework: its PDF and its notebooks' zip."""
-    repo = github_repo(app.config.html_theme_options.get('repository_url')).split('/')[1]
+    repo = github_repo(app).split('/')[1]
     page_uri = app.builder.get_target_uri(docname)
     lines = []
     for framework, label in frameworks(app.config):
         links = []
-        for kind, (_, text) in DOWNLOADS.items():
-            name = download_name(repo, framework, kind)
-            href = relative_uri(page_uri, f'{DOWNLOADS_DIR}/{name}')
+        for kind, (_, text) in facts.DOWNLOADS.items():
+            name = facts.download_name(repo, framework, kind)
+            href = relative_uri(page_uri, f'{facts.DOWNLOADS_DIR}/{name}')
             links.append(f'<a href="{html.escape(href)}" download="{name}">{text}</a>')
         lines.append(
             f'<li><span class="book-downloads-label">{label}:</span> {" · ".join(links)}</li>'
@@ -125,14 +106,12 @@ class BookDownloads(SphinxDirective):
 
 
 def notebook_links_html(app: Sphinx, docname: str) -> str:
-    repo = github_repo(app.config.html_theme_options.get('repository_url'))
+    repo = github_repo(app)
     page_uri = app.builder.get_target_uri(docname)
     parts = []
     for framework, label in frameworks(app.config):
-        download = relative_uri(page_uri, f'{NOTEBOOKS_DIR}/{framework}/{docname}.ipynb')
-        colab = COLAB_URL.format(
-            repo=repo, branch=app.config.notebooks_branch, framework=framework, page=docname
-        )
+        download = relative_uri(page_uri, f'{facts.NOTEBOOKS_DIR}/{framework}/{docname}.ipynb')
+        colab = facts.colab_url(repo, app.config.notebooks_branch, framework, docname)
         name = f'{Path(docname).name}.ipynb'
         parts.append(
             f'<span class="fw-notebook fw-only-{framework}" data-framework="{framework}">'
@@ -150,7 +129,7 @@ def split_notebooks_present(app: Sphinx, docname: str) -> list[str]:
     extra_dirs = [Path(app.srcdir, path) for path in app.config.html_extra_path]
     missing = []
     for framework, _ in frameworks(app.config):
-        relpath = Path(NOTEBOOKS_DIR, framework, f'{docname}.ipynb')
+        relpath = Path(facts.NOTEBOOKS_DIR, framework, f'{docname}.ipynb')
         if not any((extra / relpath).is_file() for extra in extra_dirs):
             missing.append(relpath.as_posix())
     return missing
@@ -407,7 +386,7 @@ def setup(app: Sphinx) -> dict:
     # Here, not with the module, which the build's other steps import for its names.
     from myst_nb.sphinx_ import HideCodeCellNode, depart_HideCellInput
 
-    app.add_config_value('notebooks_branch', NOTEBOOKS_BRANCH, 'html', types=[str])
+    app.add_config_value('notebooks_branch', facts.NOTEBOOKS_BRANCH, 'html', types=[str])
     app.add_config_value('book_frameworks', [], 'html', types=[list])
     app.connect('builder-inited', add_framework_table)
     app.connect('build-finished', write_framework_css)

@@ -36,8 +36,9 @@ from importlib import metadata
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 
+from tools import facts
 from tools.frameworks import framework as framework_row
-from tools.paths import Layout, read_config
+from tools.paths import Layout
 from tools.steps import UsageError
 
 CELL_ID = 'install'
@@ -149,17 +150,6 @@ for module in $modules:
             "(pip install --force-reinstall PACKAGE==VERSION), restart the kernel and "
             "run the notebook from the top.") from error
 """)
-
-
-def repository_url(layout: Layout) -> str:
-    """``repository.url`` from ``_config.yml``; UsageError when it is not set."""
-    url = (read_config(layout).get('repository') or {}).get('url')
-    if not url:
-        raise UsageError(
-            f'repository.url is not set in {layout.config}: the install cell installs '
-            'd2l_mini from that repository; set it to https://github.com/<owner>/<name>'
-        )
-    return str(url).rstrip('/')
 
 
 def pinned_versions(layout: Layout) -> dict[str, str]:
@@ -320,7 +310,7 @@ def install_source(
     needed = needed_packages(framework, layout, sources)
     if repository is not None:
         check_repository(repository)
-    library = 'git+' + (repository or repository_url(layout)).rstrip('/')
+    library = 'git+' + (repository or facts.repository_url(layout)).rstrip('/')
     if commit is not None:
         if not re.fullmatch(r'[0-9a-f]{40}', commit):
             raise UsageError(
