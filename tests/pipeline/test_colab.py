@@ -102,6 +102,20 @@ def book_environment(**extra):
     return {**PINNED_TORCH, **PINNED_JAX, 'scikit-learn': '1.9.1', 'd2l_mini': 'local', **extra}
 
 
+def test_the_cell_is_folded_under_a_one_line_title(project):
+    """A reader lands on one line saying what the cell does: Colab shows a titled form
+    (first line "# @title", cellView "form"), JupyterLab a collapsed cell."""
+    project.section('ch/sec', '# Section\n', project.code('x = 1'))
+    for path in split_section('ch/sec', project.layout).values():
+        install = nbformat.read(path, as_version=4).cells[0]
+        assert install.id == colab.CELL_ID
+        assert install.source.splitlines()[0] == colab.TITLE
+        assert colab.TITLE.startswith('# @title ') and len(colab.TITLE) < 80
+        assert install.metadata['jupyter'] == {'source_hidden': True}
+        assert install.metadata['cellView'] == 'form'
+        assert install.metadata['tags'] == ['remove-cell']
+
+
 def test_does_nothing_in_the_books_own_environment(cells, monkeypatch):
     for framework, source in cells.items():
         machine = Machine(monkeypatch, book_environment()).run(source)

@@ -42,12 +42,18 @@ from tools.paths import Layout
 from tools.steps import UsageError
 
 CELL_ID = 'install'
+# The one line a reader sees of the cell, folded: Colab shows a cell whose first line is
+# "# @title ..." and whose metadata says cellView "form" as a titled form, and JupyterLab
+# collapses a cell with jupyter.source_hidden (split.py sets both).
+TITLE = '# @title Install what this notebook needs (nothing, where it is installed)'
+FOLDED = {'jupyter': {'source_hidden': True}, 'cellView': 'form'}
 # The URL schemes that pip's git+ accepts; file:// needs a host (file://localhost/...),
 # since the pip that Python 3.11 and 3.12 ship rejects git+file:///path.
 GIT_SCHEMES = ('https', 'http', 'ssh', 'git', 'file')
 
 # $names are filled in by install_source(); the rest is the cell as readers see it.
 TEMPLATE = string.Template("""\
+$title
 $header
 import json
 import re
@@ -331,6 +337,7 @@ def install_source(
         for name, entry in needed.items()
     ]
     return TEMPLATE.substitute(
+        title=TITLE,
         header='\n'.join(f'# {line}' for line in header),
         library=library,
         commit=_literal(commit),

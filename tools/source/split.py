@@ -36,7 +36,7 @@ def build_notebook(
     sources = [cell.source for cell in cells if cell.cell_type == 'code']
     install = nbformat.v4.new_code_cell(colab.install_source(framework, layout, sources=sources))
     install.id = colab.CELL_ID
-    install.metadata = {'tags': ['remove-cell']}
+    install.metadata = {'tags': ['remove-cell'], **colab.FOLDED}
     notebook_cells = [install]
     for cell in cells:
         metadata = {k: v for k, v in cell.metadata.items() if k != 'tags'}
