@@ -79,7 +79,7 @@ def _running_shell():
 
 
 def use_svg_display():
-    """Show notebook figures as SVG, each with its :func:`describe` text as its
+    """Show notebook figures as SVG, each with its ``describe`` text as its
     text/plain (the HTML book's alt text); does nothing outside IPython."""
     try:
         from matplotlib_inline import backend_inline
