@@ -41,18 +41,24 @@ FRAMEWORKS = {
 }
 
 
-@pytest.mark.parametrize('module', ['torch', 'jax'])
-def test_importing_the_library_changes_no_global_state(module):
-    script = SNAPSHOT.replace('{module}', module).replace('{frameworks}', FRAMEWORKS[module])
+def fresh_python(script, backend):
+    """The lines that ``script`` prints in a fresh interpreter with matplotlib's
+    ``backend`` and no other setting of this process's environment."""
     result = subprocess.run(
         [sys.executable, '-c', script],
         capture_output=True,
         text=True,
         check=False,
-        env={'MPLBACKEND': 'Agg', 'PATH': '/usr/bin:/bin'},
+        env={'MPLBACKEND': backend, 'PATH': '/usr/bin:/bin'},
     )
     assert result.returncode == 0, result.stderr
-    states = json.loads(result.stdout.splitlines()[-1])
+    return result.stdout.splitlines()
+
+
+@pytest.mark.parametrize('module', ['torch', 'jax'])
+def test_importing_the_library_changes_no_global_state(module):
+    script = SNAPSHOT.replace('{module}', module).replace('{frameworks}', FRAMEWORKS[module])
+    states = json.loads(fresh_python(script, 'Agg')[-1])
     for what, before in states['before'].items():
         after = states['after'][what]
         if isinstance(before, dict):
@@ -64,14 +70,15 @@ def test_importing_the_library_changes_no_global_state(module):
         assert not changed, f'importing d2l_mini.{module} changed {what}: {sorted(changed)}'
 
 
-def test_use_svg_display_is_the_call_that_describes_figures():
+@pytest.mark.parametrize('module', ['torch', 'jax'])
+def test_use_svg_display_is_the_call_that_describes_figures(module):
     """The one explicit call that changes the kernel: figures then show as SVG and their
     text/plain is the words of ``describe``, which the HTML book uses as alt text."""
     script = """
 from IPython.core.interactiveshell import InteractiveShell
 from matplotlib import pyplot as plt
 shell = InteractiveShell.instance()
-from d2l_mini import torch as d2l
+from d2l_mini import {module} as d2l
 figure = plt.figure()
 figure.gca().plot([1, 2], [3, 4])
 figure.gca().set_ylabel('loss')
@@ -79,15 +86,8 @@ before = shell.display_formatter.format(figure)[0].get('text/plain', '')
 d2l.use_svg_display()
 after = shell.display_formatter.format(figure)[0].get('text/plain', '')
 print(repr(before)); print(repr(after))
-"""
-    result = subprocess.run(
-        [sys.executable, '-c', script],
-        capture_output=True,
-        text=True,
-        check=False,
-        env={'MPLBACKEND': 'module://matplotlib_inline.backend_inline', 'PATH': '/usr/bin:/bin'},
-    )
-    assert result.returncode == 0, result.stderr
-    before, after = result.stdout.splitlines()[-2:]
+""".replace('{module}', module)
+    backend = 'module://matplotlib_inline.backend_inline'
+    before, after = fresh_python(script, backend)[-2:]
     assert 'Line plot' not in before
     assert after == repr('Line plot of loss')
