@@ -10,10 +10,12 @@ from tools.paths import Layout
 from tools.source.myst import References
 from tools.source.sections import (
     AuthoringError,
+    Section,
     find_sections,
     in_toc_order,
     read_section,
     section_name,
+    twin_groups,
 )
 from tools.source.split import split_section
 
@@ -232,3 +234,36 @@ def test_the_books_sections_follow_the_authoring_rules():
     layout = Layout()
     for rel in find_sections(layout):
         read_section(layout, rel)
+
+
+def identical_twins(section: Section) -> list[str]:
+    """Where twin cells that readers see hold the same code: such a pair is one untagged
+    cell, shown once (claims are exempt: every framework checks its own)."""
+    found = []
+    for group in twin_groups(section.cells):
+        shown = [cell for cell in group if cell is not None and 'remove-cell' not in cell.tags]
+        if len(shown) == len(group) and len({cell.source.strip() for cell in shown}) == 1:
+            found.append(f'{section.path.name}:{shown[0].line}')
+    return found
+
+
+def test_an_identical_pair_of_twins_is_found(project):
+    def twins(source, *tags):
+        return [project.code(source, framework, *tags) for framework in ('pytorch', 'jax')]
+
+    project.section('ch/same', *twins('a = 1'), *twins('b = a', 'claim', 'remove-cell'))
+    project.section('ch/differ', *twins('a = 1')[:1], project.code('a = 2', 'jax'))
+    assert [
+        where.split(':')[0] for where in identical_twins(read_section(project.layout, 'ch/same'))
+    ] == ['same.md']
+    assert identical_twins(read_section(project.layout, 'ch/differ')) == []
+
+
+def test_twins_that_readers_see_differ():
+    layout = Layout()
+    found = [
+        where
+        for rel in find_sections(layout)
+        for where in identical_twins(read_section(layout, rel))
+    ]
+    assert found == [], f'identical twin cells (write them once, untagged): {found}'
