@@ -9,9 +9,12 @@
   (its GELU/SwiGLU run: 600 steps of 64 x 128 characters); each figure is also
   given against the figure above it, so that a slower library shows as a ratio
   below 1;
-* each framework's speed switch against its absence: PyTorch's
-  ``need_weights=False`` (the block's attention by the fused kernel) against
-  blocks that ask for the weights, and JAX's ``train_lm(..., rowwise=False)``;
+* PyTorch's speed switch against its absence: ``need_weights=False`` (the
+  block's attention by the fused kernel) against blocks that ask for the
+  weights; and in JAX, what the lesson's dense layers cost against the same
+  layers with 2-D products (``dot_general`` that flattens a (B, T, d) input
+  into (B * T, d) rows), a speed-up the library does not take so that every
+  layer trains as the lesson writes it;
 * the same loops on the small CharLM of the casebook (width 64, 16 x 32
   characters), where a step is short and fixed costs per step show.
 
@@ -30,15 +33,16 @@ Xeon with AVX-512), and why the library is as it is:
   which is why every figure is a share of the same run's peak.
 * torch on one thread often matches its two-thread rate here (the two vCPUs
   share a core's execution units); OMP_WAIT_POLICY (PASSIVE, ACTIVE) moved
-  the rate by less than the noise, and d2l_mini.torch keeps PASSIVE so that
+  the rate by less than the noise, and the build's kernels keep PASSIVE so that
   idle threads do not spin against the other kernel.
 * XLA flags (xnnpack, oneDNN, fast math, the thunk runtime, the
   concurrency-optimised scheduler, Eigen on one thread) left the book's
   step within the noise of the default.
 * JAX: a dense layer's weight gradient over a 3-D input (B, T, d) is about
-  twice as slow as over the same rows as one 2-D matrix; train_lm's
-  ``_rowwise_products`` takes the 2-D form (book CharLM: 425 -> 322 ms per
-  step); its ``rowwise`` switch turns that off. Micro-batches in a
+  twice as slow as over the same rows as one 2-D matrix (book CharLM: 425 ->
+  322 ms per step with every ``nnx.Linear`` given a flattening
+  ``dot_general``); the library trains the layers as the lesson writes them
+  and pays that ('2-D products' below). Micro-batches in a
   ``lax.scan`` keep a slice's attention arrays in the cache (307 -> 232 ms
   with slices of 8 windows); the same slices unrolled in one jitted step
   reached only 297-327 ms, and the plain ``nnx.jit`` step of the lesson
@@ -209,10 +213,21 @@ def jax_matmul(n=MATMUL_SIZE):
     return lambda: rate(lambda: matmul(a, b).block_until_ready(), 2 * n**3)
 
 
+def two_d_products(inputs, kernel, dimension_numbers, **options):
+    """``lax.dot_general`` of a dense layer (``inputs``' last axis against
+    ``kernel``'s first), with all leading axes of ``inputs`` flattened: the same
+    numbers, but XLA on a CPU differentiates the 2-D product faster."""
+    import jax
+
+    rows = inputs.reshape(-1, inputs.shape[-1])
+    product = jax.lax.dot_general(rows, kernel, (((1,), (0,)), ((), ())), **options)
+    return product.reshape(*inputs.shape[:-1], kernel.shape[-1])
+
+
 def jax_loops(cfg):
     """Parameters of the CharLM of ``cfg`` and its training loops by name:
     the step as the ViT section writes it, and ``train_lm`` (whole batches,
-    slices, and slices with the rowwise switch off)."""
+    slices, and slices with every dense layer's products made 2-D)."""
     import jax
     import optax
     from flax import nnx
@@ -250,8 +265,12 @@ def jax_loops(cfg):
         losses = [train_step(hand_model, hand_opt, X, Y) for X, Y in batches(data, steps)]
         jax.block_until_ready(losses)
 
-    def library(**options):
+    def library(two_d=False, **options):
         model, optimizer = fresh()
+        if two_d:
+            for _, layer in nnx.iter_graph(model):
+                if isinstance(layer, nnx.Linear):
+                    layer.dot_general = two_d_products
         return lambda steps: d2l.train_lm(model, data, optimizer, steps, **options)
 
     num_params = sum(p.size for p in jax.tree.leaves(nnx.state(hand_model, nnx.Param)))
@@ -260,7 +279,7 @@ def jax_loops(cfg):
         'lesson step': by_hand,
         'train_lm': library(),
         'micro-batched': library(**sliced),
-        'rowwise off': library(**sliced, rowwise=False),
+        '2-D products': library(two_d=True, **sliced),
     }
     return num_params, loops
 
@@ -280,7 +299,7 @@ LABELS = {
     'train_lm': 'd2l.train_lm',
     'weights kept': 'train_lm, weights kept',
     'micro-batched': 'train_lm, slices of 8 windows',
-    'rowwise off': '... and rowwise=False',
+    '2-D products': '... with 2-D products',
 }
 
 

@@ -21,9 +21,7 @@ Where the twins differ, and why:
   ``TransformerBlock`` passes, ``dot_product_attention`` computes the same
   output with PyTorch's fused ``scaled_dot_product_attention`` and returns
   None for the weights. XLA fuses on its own, so the JAX class has no such
-  switch; instead JAX's ``train_lm`` takes ``rowwise`` (on by default):
-  while it trains, every ``nnx.Linear`` multiplies its input as one 2-D
-  matrix, which XLA on a CPU differentiates faster (the same numbers).
+  switch.
 * Training steps. Both ``train_lm`` loops take the lesson's step (forward,
   loss, gradients, update); JAX's is compiled with ``nnx.jit``, and with
   ``micro_batches`` > 1 takes the slices in a ``lax.scan``, which keeps one

@@ -105,7 +105,6 @@ RULES = {
     'num_val': count,
     'tokenization': one_of('char'),
     'micro_batches': positive_int,
-    'rowwise': boolean,
     'num_chars': count,
     'temperature': positive_number,
     'prefix': text,

@@ -341,12 +341,6 @@ def test_jax_micro_batches_take_the_same_steps(jx):
     assert_same_steps([jax_tiny_run(jx, micro_batches=1), jax_tiny_run(jx, micro_batches=4)])
 
 
-def test_jax_rowwise_switch_takes_the_same_steps(jx):
-    """The speed switch changes how the dense layers multiply, not what: the
-    same losses and weights with and without it, up to rounding."""
-    assert_same_steps([jax_tiny_run(jx, rowwise=False), jax_tiny_run(jx, rowwise=True)])
-
-
 def test_jax_micro_batches_carry_the_other_variables(jx):
     """Variables that are not trained (here dropout's RNG count) move on
     from slice to slice and reach the model after the step."""
@@ -370,14 +364,12 @@ def test_jax_micro_batches_carry_the_other_variables(jx):
     assert counts == [2, 8]  # one draw per forward pass
 
 
-def test_jax_micro_batches_and_the_rowwise_switch_are_validated(jx):
+def test_jax_micro_batches_are_validated(jx):
     _, optax, nnx, d2l, TinyLM = jx
     tm = d2l.TimeMachine(4, 5, num_train=9, num_val=1)
     model = TinyLM(len(tm.vocab), rngs=nnx.Rngs(0))
     optimizer = nnx.Optimizer(model, optax.sgd(0.1), wrt=nnx.Param)
     assert_micro_batches_validated(d2l, model, tm, optimizer)
-    with pytest.raises(TypeError, match='rowwise must be True or False'):
-        d2l.train_lm(model, tm, optimizer, 1, rowwise=1)
 
 
 def test_jax_train_lm_shows_progress(jx, monkeypatch):

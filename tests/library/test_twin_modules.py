@@ -11,7 +11,7 @@ from d2l_mini import jax as jax_d2l
 from d2l_mini import torch as torch_d2l
 
 # (name, argument): an argument of one twin only, each one explained in d2l_mini's docstring.
-SPEED_SWITCHES = {('MultiHeadAttention', 'need_weights'), ('train_lm', 'rowwise')}
+SPEED_SWITCHES = {('MultiHeadAttention', 'need_weights')}
 
 
 def arguments(obj):

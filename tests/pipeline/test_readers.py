@@ -31,7 +31,7 @@ IDENTITY = {
     'GIT_COMMITTER_EMAIL': 'book@example.org',
 }
 # The slice: the shortest notebooks (seconds each), and the shortest JAX notebook that
-# trains with d2l.train_lm (its nnx.jit step, lax.scan slices and rowwise switch). JAX
+# trains with d2l.train_lm (its nnx.jit step and lax.scan slices). JAX
 # for the lowest and newest versions: its wheels are a tenth of the size of PyTorch's
 # (whose older releases on PyPI are CUDA builds of gigabytes).
 SLICE = {
