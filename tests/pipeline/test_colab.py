@@ -151,14 +151,14 @@ def test_installs_the_framework_the_library_and_the_notebooks_imports_in_a_bare_
 ):
     machine = Machine(monkeypatch, {}).run(cells['pytorch'])
     assert machine.pip_calls == [
-        f'install --quiet --upgrade d2l_mini[torch] @ {REPOSITORY} torch scikit-learn'
+        f'install --quiet --upgrade d2l_mini[torch] @ {REPOSITORY} torch==2.13.0 scikit-learn==1.9.1'
     ]
     assert machine.printed == [
         f'The outputs shown were made with torch 2.13.0, scikit-learn {colab_sklearn()}'
     ]
     machine = Machine(monkeypatch, {}).run(cells['jax'])
     assert machine.pip_calls == [
-        f'install --quiet --upgrade d2l_mini[jax] @ {REPOSITORY} jax jaxlib flax optax'
+        f'install --quiet --upgrade d2l_mini[jax] @ {REPOSITORY} jax==0.10.2 jaxlib==0.10.2 flax==0.12.8 optax==0.2.8'
     ]
 
 
@@ -184,10 +184,10 @@ def test_keeps_what_is_there_and_names_the_versions_that_made_the_outputs(cells,
 def test_installs_what_is_missing_or_older_than_its_lower_bound(cells, monkeypatch):
     old_torch = {'torch': '1.13.1', 'scikit-learn': '1.9.1', 'd2l_mini': 'local'}
     machine = Machine(monkeypatch, old_torch).run(cells['pytorch'])
-    assert machine.pip_calls == ['install --quiet --upgrade torch']
+    assert machine.pip_calls == ['install --quiet --upgrade torch==2.13.0']
     old_flax = dict(PINNED_JAX, flax='0.10.4', d2l_mini=COMMIT)
     machine = Machine(monkeypatch, old_flax).run(cells['jax'])
-    assert machine.pip_calls == ['install --quiet --upgrade flax']
+    assert machine.pip_calls == ['install --quiet --upgrade flax==0.12.8']
     # At the lower bound: kept.
     lowest = {'jax': '0.7.1', 'jaxlib': '0.7.1', 'flax': '0.12.0', 'optax': '0.2.5'}
     machine = Machine(monkeypatch, dict(lowest, d2l_mini='local')).run(cells['jax'])
@@ -199,7 +199,7 @@ def test_reads_the_lower_bounds_from_pyproject(project, cells, monkeypatch):
     pyproject.write_text(pyproject.read_text().replace('torch>=2.0', 'torch>=2.14'))
     source = colab.install_source('pytorch', project.layout)
     machine = Machine(monkeypatch, {'torch': '2.13.0', 'd2l_mini': 'local'}).run(source)
-    assert machine.pip_calls == ['install --quiet --upgrade torch']
+    assert machine.pip_calls == ['install --quiet --upgrade torch==2.13.0']
     pyproject.write_text(pyproject.read_text().replace('torch>=2.14', 'torch'))
     with pytest.raises(ValueError, match=r"pyproject.toml.*'torch' needs one lower bound"):
         colab.install_source('pytorch', project.layout)
@@ -223,7 +223,7 @@ def test_the_published_cell_replaces_d2l_mini_from_another_commit(project, monke
         assert machine.printed == []
     assert machine.installed['d2l_mini'] == COMMIT
     machine = Machine(monkeypatch, {}).run(source)
-    assert machine.pip_calls == [f'install --quiet --upgrade {library} torch']
+    assert machine.pip_calls == [f'install --quiet --upgrade {library} torch==2.13.0']
     # The split notebook names no commit: any d2l_mini will do.
     unpublished = colab.install_source('pytorch', project.layout)
     assert 'COMMIT = None' in unpublished.splitlines()
@@ -241,7 +241,7 @@ def test_a_failing_pip_stops_the_cell_with_its_command_and_message(cells, monkey
         machine.run(cells['pytorch'])
     message = str(raised.value)
     assert message.startswith(
-        f'pip install --quiet --upgrade d2l_mini[torch] @ {REPOSITORY} torch scikit-learn failed:'
+        f'pip install --quiet --upgrade d2l_mini[torch] @ {REPOSITORY} torch==2.13.0 scikit-learn==1.9.1 failed:'
     )
     assert said in message
     assert len(machine.pip_calls) == 1 and machine.printed == []  # nothing runs after it

@@ -16,9 +16,9 @@ build" (``install_source``):
   place that computes them; d2l_mini's own dependencies come with it).
 
 In the reader's runtime the cell runs pip once where something is missing: the packages
-that are absent or older than their lower bound, by name with ``--upgrade`` (pip takes
-the newest it finds and keeps what is there where it can), and ``LIBRARY`` where d2l_mini
-is absent; a d2l_mini installed from another commit is uninstalled first (pip keeps an
+that are absent or older than their lower bound, at the versions that made the outputs
+(what is there and recent enough stays), and ``LIBRARY`` where d2l_mini is absent; a
+d2l_mini installed from another commit is uninstalled first (pip keeps an
 installed version of the same number otherwise).  A checkout of the book (the book's own
 environment) stays.  A failing pip stops the cell with pip's command and message.  It
 then prints the versions that made the outputs where those here differ.  Where all is in

@@ -5,8 +5,7 @@ import subprocess
 import sys
 from importlib import metadata
 
-# Written for this notebook by the book's build: d2l_mini at the commit that made the outputs,
-# with its framework's extra; packages: (the oldest version the book runs with, the outputs').
+# Written for this notebook by the book's build. PACKAGES: (lower bound, outputs' version)
 LIBRARY = 'd2l_mini[torch] @ git+https://github.com/d2l-mini/transformer-block-book@0123456789abcdef0123456789abcdef01234567'
 COMMIT = '0123456789abcdef0123456789abcdef01234567'
 PACKAGES = {'torch': ((2, 4), (2, 13, 0)), 'scikit-learn': ((0,), (1, 9, 1))}
@@ -28,8 +27,9 @@ source = json.loads(found[0]).get('vcs_info', {}).get('commit_id', 'checkout') i
 if COMMIT and source not in (None, 'checkout', COMMIT):  # from another commit: replace it
     pip('uninstall', '--quiet', '--yes', 'd2l_mini')
     source = None
-missing = [package for package, (oldest, _) in PACKAGES.items() if version(package) < oldest]
-if missing or source is None:  # the newest versions pip finds; what is there stays
+made = {p: '.'.join(map(str, v)) for p, (_, v) in PACKAGES.items()}  # what made the outputs
+missing = [f'{p}=={made[p]}' for p, (oldest, _) in PACKAGES.items() if version(p) < oldest]
+if missing or source is None:
     pip('install', '--quiet', '--upgrade', *([LIBRARY] if source is None else []), *missing)
-if others := [f'{p} {".".join(map(str, v))}' for p, (_, v) in PACKAGES.items() if version(p) != v]:
+if others := [f'{p} {made[p]}' for p, (_, v) in PACKAGES.items() if version(p) != v]:
     print('The outputs shown were made with', ', '.join(others))
