@@ -32,16 +32,6 @@ def jax_device() -> str | None:
     return None
 
 
-# Where nvidia-smi exists, JAX from PyPI needs its CUDA plugin (lines of the install cell).
-JAX_GPU_INSTALL = """\
-import shutil
-
-if install and shutil.which("nvidia-smi"):  # a GPU: JAX from PyPI needs its CUDA plugin
-    install = [p.replace("jax==", "jax[cuda12]==", 1) if p.startswith("jax==") else p
-               for p in install]
-"""
-
-
 @dataclasses.dataclass(frozen=True)
 class Framework:
     name: str  # the cell tag, the folder of its notebooks, ?framework=
@@ -52,7 +42,6 @@ class Framework:
     recorded_packages: tuple[str, ...]  # versions the execution records name
     cache_packages: tuple[str, ...]  # installed builds that key the execution cache
     device: Callable[[], str | None]  # run in the kernel: names its accelerator, if any
-    gpu_install: str = ''  # install-cell lines that pick the GPU build
 
 
 TABLE: tuple[Framework, ...] = (
@@ -82,7 +71,6 @@ TABLE: tuple[Framework, ...] = (
             'optax',
         ),
         device=jax_device,
-        gpu_install=JAX_GPU_INSTALL,
     ),
 )
 FRAMEWORKS: tuple[str, ...] = tuple(fw.name for fw in TABLE)

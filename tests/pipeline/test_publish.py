@@ -15,6 +15,7 @@ import pytest
 
 from tools.cli import main
 from tools.frameworks import FRAMEWORKS
+from tools.frameworks import framework as framework_row
 from tools.publish import PublishError, publish
 from tools.run.cache import METADATA_KEY, notebook_hash
 from tools.site import bundle, downloads, pdf
@@ -147,10 +148,12 @@ def test_publishes_the_site_and_the_notebooks_at_the_links_paths(built, tmp_path
     for framework in FRAMEWORKS:
         text = git(built.remote, 'show', f'notebooks:{framework}/ch/sec.ipynb')
         notebook = nbformat.reads(text, as_version=4)
+        extra = framework_row(framework).extra
         assert (
-            f'LIBRARY = "git+https://github.com/owner/book@{built.commit}"'
-            in notebook.cells[0].source
+            f"LIBRARY = 'd2l_mini[{extra}] @ git+https://github.com/owner/book@{built.commit}'"
+            in notebook.cells[0].source.splitlines()
         )
+        assert f"COMMIT = '{built.commit}'" in notebook.cells[0].source.splitlines()
         assert notebook.cells[0].outputs == []
         assert notebook.cells[-1].outputs[0]['text'] == f'{framework}\n'  # the executed copy
         assert git(built.remote, 'show', f'gh-pages:notebooks/{framework}/ch/sec.ipynb') == text

@@ -1,37 +1,40 @@
 """The first cell of every notebook: installs what Colab or a fresh Jupyter lacks.
 
-It checks, in the reader's runtime, every package the notebook needs: the packages of
-its framework (the project's extra in pyproject.toml, with its lower bounds) and every
-other package that the notebook's cells import (found in their source, e.g.
-scikit-learn for ``import sklearn``; d2l_mini's own dependencies come with it).  A
-package that is missing, or older than its lower bound, is installed at the version
-pinned in requirements.txt (which made the outputs shown); one that is there stays,
-and pip may upgrade but never downgrade it.  ``d2l_mini`` is installed from the
-repository named by ``repository.url`` in ``_config.yml``, and again when the one
-installed came from another commit (pip records a git install's commit in
-``direct_url.json``); a local checkout (the book's own environment) stays.  When a
-kept version differs from the pinned one, the cell says so in one line.  A failing
-pip stops the cell with pip's message and what to do; so does a package that is
-installed but does not import.  Where everything is in place (the book's own
-environment) it installs and prints nothing.
+The cell is the module ``install_cell.py`` beside this one, real Python that ruff checks;
+its first line is the title Colab shows for it.  For each notebook the build writes three
+of its lines again, the ones below the comment "Written for this notebook by the book's
+build" (``install_source``):
 
-The split notebooks name the repository without a commit, so that a new commit
-re-executes nothing; ``tools.publish`` writes the cell again with the commit it
-publishes (``install_source(..., commit=...)``).
+- ``LIBRARY``: ``d2l_mini[<extra>] @ git+<repository>[@<commit>]``, the library with the
+  extra of the notebook's framework in pyproject.toml (its packages and their lower
+  bounds), from ``repository.url`` of _config.yml;
+- ``COMMIT``: the commit the book was published from (None in the split notebooks, so
+  that a new commit re-executes nothing; ``tools.publish`` writes the cell again with the
+  commit it publishes);
+- ``PACKAGES``: ``package: (lower bound, pinned version)`` of the framework's packages and
+  every other package that the notebook's cells import (:func:`needed_packages`, the one
+  place that computes them; d2l_mini's own dependencies come with it).
+
+In the reader's runtime the cell runs pip once where something is missing: the packages
+that are absent or older than their lower bound, at the versions that made the outputs
+(what is there and recent enough stays), and ``LIBRARY`` where d2l_mini is absent; a
+d2l_mini installed from another commit is uninstalled first (pip keeps an
+installed version of the same number otherwise).  A checkout of the book (the book's own
+environment) stays.  A failing pip stops the cell with pip's command and message.  It
+then prints the versions that made the outputs where those here differ.  Where all is in
+place it runs no pip and prints nothing.
 """
 
 from __future__ import annotations
 
 import ast
-import json
 import re
-import string
 import sys
-import textwrap
 import tomllib
 import urllib.parse
 from collections.abc import Iterable
 from importlib import metadata
+from pathlib import Path
 
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
@@ -42,6 +45,8 @@ from tools.paths import Layout
 from tools.steps import UsageError
 
 CELL_ID = 'install'
+# The cell as readers see it, but for the lines of LIBRARY, COMMIT and PACKAGES.
+CELL = Path(__file__).with_name('install_cell.py')
 # The one line a reader sees of the cell, folded: Colab shows a cell whose first line is
 # "# @title ..." and whose metadata says cellView "form" as a titled form, and JupyterLab
 # collapses a cell with jupyter.source_hidden (split.py sets both).
@@ -50,112 +55,6 @@ FOLDED = {'jupyter': {'source_hidden': True}, 'cellView': 'form'}
 # The URL schemes that pip's git+ accepts; file:// needs a host (file://localhost/...),
 # since the pip that Python 3.11 and 3.12 ship rejects git+file:///path.
 GIT_SCHEMES = ('https', 'http', 'ssh', 'git', 'file')
-
-# $names are filled in by install_source(); the rest is the cell as readers see it.
-TEMPLATE = string.Template("""\
-$title
-$header
-import json
-import re
-import subprocess
-import sys
-from importlib import import_module, invalidate_caches, metadata
-
-LIBRARY = "$library"
-# The book's commit that made the outputs shown (None: not published yet).
-COMMIT = $commit
-# package: (its module, the oldest version the book runs with, the one that made the outputs)
-NEEDED = $needed
-
-
-def release(version):  # "2.4.1+cu121" -> (2, 4, 1)
-    return tuple(int(n) for n in re.findall(r"\\d+", version.split("+")[0])[:3])
-
-
-def installed(package):
-    try:
-        return metadata.version(package)
-    except metadata.PackageNotFoundError:
-        return None
-
-
-def library_commit():  # the commit pip installed d2l_mini from; "local" for a checkout
-    try:
-        record = metadata.distribution("d2l_mini").read_text("direct_url.json")
-    except metadata.PackageNotFoundError:
-        return None
-    return json.loads(record or "{}").get("vcs_info", {}).get("commit_id", "local")
-
-
-ADVICE = {  # what pip said: what to do
-    "resolve host|establish a new connection|unreachable|name resolution": (
-        "There is no network here: connect this runtime to the internet."),
-    "ResolutionImpossible|conflicting dependencies": (
-        "A version conflict with packages installed here: use a fresh environment "
-        "(a new Colab runtime, or python -m venv)."),
-    "Read-only file system|Permission denied|Errno 13|Errno 30": (
-        "This Python's site-packages cannot be written: use a virtual environment of "
-        "your own (python -m venv) as this notebook's kernel."),
-    "git clone|Repository not found|did not match any|fatal:": (
-        f"d2l_mini cannot be fetched from {LIBRARY}: check that this address can be "
-        "reached from here."),
-    "Invalid requirement|no such option|No matching distribution": (
-        f"This pip ({installed('pip')}) may be too old, or this Python "
-        f"({sys.version.split()[0]}) not one the book supports (3.11, 3.12): upgrade pip "
-        "(python -m pip install --upgrade pip) and run this cell again."),
-}
-
-
-def pip_install(*arguments):
-    command = [sys.executable, "-m", "pip", "install", "--quiet", *arguments]
-    done = subprocess.run(command, capture_output=True, text=True)
-    said = (done.stderr + done.stdout).strip()
-    if done.returncode != 0:
-        advice = [what for said_so, what in ADVICE.items() if re.search(said_so, said)]
-        raise RuntimeError(f"pip could not install {' '.join(arguments)}:\\n{said}\\n\\n"
-                           + (advice or ["Run this cell again once pip's error is fixed."])[0])
-    if "ERROR" in said:  # pip installed, but reports a conflict with packages it kept
-        print(said[said.index("ERROR"):])
-
-
-install, keep, made_with, imported = [], [], [], []
-for package, (module, oldest, pinned) in NEEDED.items():
-    have = installed(package)
-    if have is None or oldest and release(have) < release(oldest):
-        if have:
-            print(f"{package} {have} is older than {oldest}, the oldest the book runs "
-                  f"with: installing {pinned}")
-        install.append(f"{package}=={pinned}")
-        imported += [package] if module in sys.modules else []
-    else:
-        keep.append(f"{package}>={have.split('+')[0]}")  # pip may upgrade it, not downgrade
-        if release(have) != release(pinned):
-            made_with.append(f"{package} {pinned} (here: {have})")
-if made_with:
-    print("The outputs shown were made with", ", ".join(made_with))
-$gpu
-have = library_commit()
-if have is None:
-    install.append(f"d2l_mini @ {LIBRARY}")
-elif COMMIT and have not in (COMMIT, "local"):
-    print(f"d2l_mini is installed from commit {have[:12]}: installing {COMMIT[:12]}'s")
-    pip_install("--force-reinstall", "--no-deps", f"d2l_mini @ {LIBRARY}")
-if install:
-    pip_install(*install, *keep)
-    invalidate_caches()
-    if imported:
-        raise RuntimeError(f"Installed {', '.join(imported)}, which this kernel had imported "
-                           "before: restart the kernel, then run the notebook from the top.")
-for module in $modules:
-    try:
-        import_module(module)
-    except Exception as error:
-        raise RuntimeError(
-            f"{module} does not import ({type(error).__name__}: {error}): a package it "
-            "needs is missing or broken here. Reinstall it at the version named above "
-            "(pip install --force-reinstall PACKAGE==VERSION), restart the kernel and "
-            "run the notebook from the top.") from error
-""")
 
 
 def pinned_versions(layout: Layout) -> dict[str, str]:
@@ -260,21 +159,19 @@ def imported_packages(sources: Iterable[str], layout: Layout) -> dict[str, str]:
 
 def needed_packages(
     framework: str, layout: Layout, sources: Iterable[str] = ()
-) -> dict[str, tuple[str, str | None, str]]:
-    """What the install cell checks: ``package -> (module, lower bound or None, pinned)``:
-    the framework's packages, then the other packages that ``sources`` import (less
-    those that come with d2l_mini)."""
+) -> dict[str, tuple[str | None, str]]:
+    """What a notebook needs besides d2l_mini, ``package -> (lower bound or None, pinned
+    version)``: the framework's packages (its extra), then the other packages that its
+    code cells ``sources`` import (less those that come with d2l_mini)."""
     pins = pinned_versions(layout)
-    needed = {
-        name: (name, lower, pins.get(name, lower))
+    needed: dict[str, tuple[str | None, str]] = {
+        name: (lower, pins.get(name, lower))
         for name, lower in minimum_versions(framework, layout).items()
     }
     skipped = library_dependencies(layout)
-    for package, module in imported_packages(sources, layout).items():
-        if package in needed or package in skipped:
-            continue
-        pinned = pins.get(package) or metadata.version(package)
-        needed[package] = (module, None, pinned)
+    for package in imported_packages(sources, layout):
+        if package not in needed and package not in skipped:
+            needed[package] = (None, pins.get(package) or metadata.version(package))
     return needed
 
 
@@ -313,7 +210,7 @@ def install_source(
     ``repository.url`` of _config.yml), any URL pip's ``git+`` accepts.  ``sources``:
     the notebook's code cells, whose imports the cell provides.
     """
-    needed = needed_packages(framework, layout, sources)
+    packages = needed_packages(framework, layout, sources)
     if repository is not None:
         check_repository(repository)
     library = 'git+' + (repository or facts.repository_url(layout)).rstrip('/')
@@ -323,32 +220,24 @@ def install_source(
                 f'commit must be a full 40-digit hexadecimal commit id, got {commit!r}'
             )
         library = f'{library}@{commit}'
-    row = framework_row(framework)
-    others = [package for package, (_, lower, _) in needed.items() if lower is None]
-    needs = '; '.join(["the book's library d2l_mini", row.install_label, *others])
-    header = textwrap.wrap(
-        f'Colab or a fresh Jupyter: install what this notebook needs ({needs}) where it is '
-        "missing or too old. Nothing is downgraded; in the book's own environment this cell "
-        'installs and prints nothing.',
-        width=86,
-    )
-    lines = [
-        f'    {_literal(name)}: ({", ".join(map(_literal, entry))}),'
-        for name, entry in needed.items()
-    ]
-    return TEMPLATE.substitute(
-        title=TITLE,
-        header='\n'.join(f'# {line}' for line in header),
-        library=library,
-        commit=_literal(commit),
-        needed='{\n' + '\n'.join(lines) + '\n}',
-        gpu=row.gpu_install,
-        modules=_literal(
-            [f'd2l_mini.{row.module.removesuffix(".py")}', *(needed[p][0] for p in others)]
-        ),
-    ).rstrip('\n')
+    values = {
+        'LIBRARY': f'd2l_mini[{framework_row(framework).extra}] @ {library}',
+        'COMMIT': commit,
+        'PACKAGES': {
+            name: (release(lower or '0'), release(pinned))
+            for name, (lower, pinned) in packages.items()
+        },
+    }
+    lines = CELL.read_text(encoding='utf-8').rstrip('\n').splitlines()
+    for index, line in enumerate(lines):
+        name = line.split(' = ')[0]
+        if name in values:
+            lines[index] = f'{name} = {values.pop(name)!r}'
+    if values or lines[0] != TITLE:
+        raise AssertionError(f'{CELL} lacks the title or the line of {sorted(values)}')
+    return '\n'.join(lines)
 
 
-def _literal(value: object) -> str:
-    """``value`` as Python source, strings in double quotes (the cell's style)."""
-    return 'None' if value is None else json.dumps(value)
+def release(version: str) -> tuple[int, ...]:
+    """``(2, 13, 0)`` for ``2.13.0+cpu``: a version as the install cell compares it."""
+    return tuple(int(n) for n in re.findall(r'\d+', version.split('+')[0])[:3])
