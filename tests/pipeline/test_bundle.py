@@ -11,6 +11,7 @@ from tests.site.book_site import SECTIONS, make_project
 from tools.cli import main
 from tools.paths import Layout
 from tools.site import bundle
+from tools.source import colab
 from tools.source.colab import pinned_versions
 
 FOLDERS = {
@@ -123,7 +124,8 @@ def test_imports_are_read_from_the_code_cells():
             nbformat.v4.new_code_cell('def broken(:'),
         ]
     )
-    assert bundle.imported_modules(notebook) == {'os', 'numpy', 'jax'}
+    sources = bundle.code_sources(notebook)
+    assert colab.imported_modules(sources) == {'os', 'numpy', 'jax'}
 
 
 def test_the_zip_step_writes_both_zips_from_the_command_line(layout, capsys):

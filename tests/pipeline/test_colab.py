@@ -151,14 +151,16 @@ def test_installs_the_framework_the_library_and_the_notebooks_imports_in_a_bare_
 ):
     machine = Machine(monkeypatch, {}).run(cells['pytorch'])
     assert machine.pip_calls == [
-        f'install --quiet --upgrade d2l_mini[torch] @ {REPOSITORY} torch==2.13.0 scikit-learn==1.9.1'
+        f'install --quiet --upgrade d2l_mini[torch] @ {REPOSITORY} '
+        'torch==2.13.0 scikit-learn==1.9.1'
     ]
     assert machine.printed == [
         f'The outputs shown were made with torch 2.13.0, scikit-learn {colab_sklearn()}'
     ]
     machine = Machine(monkeypatch, {}).run(cells['jax'])
     assert machine.pip_calls == [
-        f'install --quiet --upgrade d2l_mini[jax] @ {REPOSITORY} jax==0.10.2 jaxlib==0.10.2 flax==0.12.8 optax==0.2.8'
+        f'install --quiet --upgrade d2l_mini[jax] @ {REPOSITORY} '
+        'jax==0.10.2 jaxlib==0.10.2 flax==0.12.8 optax==0.2.8'
     ]
 
 
@@ -241,7 +243,8 @@ def test_a_failing_pip_stops_the_cell_with_its_command_and_message(cells, monkey
         machine.run(cells['pytorch'])
     message = str(raised.value)
     assert message.startswith(
-        f'pip install --quiet --upgrade d2l_mini[torch] @ {REPOSITORY} torch==2.13.0 scikit-learn==1.9.1 failed:'
+        f'pip install --quiet --upgrade d2l_mini[torch] @ {REPOSITORY} '
+        'torch==2.13.0 scikit-learn==1.9.1 failed:'
     )
     assert said in message
     assert len(machine.pip_calls) == 1 and machine.printed == []  # nothing runs after it

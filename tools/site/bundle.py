@@ -15,16 +15,12 @@ inputs give the same bytes (fixed timestamps, sorted entries).
 
 from __future__ import annotations
 
-import ast
 import io
-import sys
 import tomllib
 import zipfile
-from importlib import metadata
 from pathlib import Path
 
 import nbformat
-from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
 from tools import facts
@@ -49,57 +45,25 @@ def book_title(layout: Layout) -> str:
     return str(read_config(layout).get('title') or 'The book')
 
 
-def imported_modules(notebook: nbformat.NotebookNode) -> set[str]:
-    """The top-level modules the notebook's code cells import (IPython magics skipped)."""
-    found = set()
-    for cell in notebook.cells:
-        if cell.cell_type != 'code':
-            continue
-        code = '\n'.join(
-            line for line in cell.source.splitlines() if not line.lstrip().startswith(('%', '!'))
-        )
-        try:
-            tree = ast.parse(code)
-        except SyntaxError:
-            continue
-        for node in ast.walk(tree):
-            if isinstance(node, ast.Import):
-                found.update(alias.name.split('.')[0] for alias in node.names)
-            elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
-                found.add(node.module.split('.')[0])
-    return found
+def code_sources(notebook: nbformat.NotebookNode) -> list[str]:
+    """The sources of the notebook's code cells."""
+    return [cell.source for cell in notebook.cells if cell.cell_type == 'code']
 
 
-def library_dependencies(layout: Layout, framework: str) -> list[str]:
-    """d2l_mini's own dependencies and its framework extra, from pyproject.toml."""
-    project = tomllib.loads(layout.pyproject.read_text(encoding='utf-8')).get('project', {})
-    extra = project.get('optional-dependencies', {}).get(framework_row(framework).extra, [])
-    entries = [*project.get('dependencies', []), *extra]
-    return [canonicalize_name(Requirement(entry).name) for entry in entries]
-
-
-def needed_packages(layout: Layout, framework: str, modules: set[str]) -> list[str]:
-    """The distributions that provide ``modules`` (the standard library and d2l_mini left
-    out), d2l_mini's dependencies and the kernel package, sorted."""
-    providers = metadata.packages_distributions()
-    packages = set(library_dependencies(layout, framework)) | {KERNEL_PACKAGE}
-    for module in modules - set(sys.stdlib_module_names) - {'d2l_mini'}:
-        names = providers.get(module)
-        if not names:
-            raise BundleError(
-                f'the {framework} notebooks import {module!r}, which no installed package '
-                'provides: add the package to requirements.txt and install it'
-            )
-        packages.update(canonicalize_name(name) for name in names)
-    return sorted(packages)
+def required_packages(layout: Layout, framework: str, sources: list[str]) -> list[str]:
+    """What the zip's requirements pin, sorted: the packages the notebooks need as the
+    install cell computes them (``colab.needed_packages``: the framework's extra and the
+    packages their code imports), d2l_mini's own dependencies and the kernel package."""
+    needed = colab.needed_packages(framework, layout, sources)
+    return sorted(set(needed) | colab.library_dependencies(layout) | {KERNEL_PACKAGE})
 
 
 def requirements_text(
-    layout: Layout, framework: str, modules: set[str], commit: str | None, repository: str | None
+    layout: Layout, framework: str, sources: list[str], commit: str | None, repository: str | None
 ) -> str:
     pins = {canonicalize_name(name): v for name, v in colab.pinned_versions(layout).items()}
     lines = []
-    for name in needed_packages(layout, framework, modules):
+    for name in required_packages(layout, framework, sources):
         if name not in pins:
             raise BundleError(
                 f'the {framework} notebooks need {name}, which requirements.txt does not pin: '
@@ -220,17 +184,17 @@ def bundle(
     """The zip of ``framework``'s notebooks ``<notebooks>/<rel>.ipynb``, as bytes."""
     folder = facts.download_name(facts.repo_name(layout), framework, 'notebooks')
     folder = folder.removesuffix('.zip')
-    modules, titles, files = set(), {}, {}
+    sources, titles, files = [], {}, {}
     for rel in sections:
         path = Path(notebooks, f'{rel}.ipynb')
         if not path.is_file():
             raise BundleError(f'{path} is missing: run `make book` (python -m tools build) first')
         data = path.read_bytes()
         notebook = nbformat.reads(data.decode('utf-8'), as_version=4)
-        modules |= imported_modules(notebook)
+        sources += code_sources(notebook)
         titles[rel] = notebook_title(notebook, rel)
         files[f'{rel}.ipynb'] = data
-    requirements = requirements_text(layout, framework, modules, commit, repository)
+    requirements = requirements_text(layout, framework, sources, commit, repository)
     files['requirements.txt'] = requirements.encode()
     files['README.md'] = readme_text(layout, framework, titles, commit).encode()
     buffer = io.BytesIO()
