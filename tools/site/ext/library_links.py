@@ -33,6 +33,7 @@ from sphinx.util import logging
 
 from tools.frameworks import TABLE
 from tools.site import twins
+from tools.site.ext.settings import frameworks
 
 logger = logging.getLogger(__name__)
 
@@ -66,7 +67,9 @@ def framework_modules() -> dict[str, str]:
     return {fw.name: f'{PACKAGE}.{fw.module.removesuffix(".py")}' for fw in TABLE}
 
 
-def entry_name(name: str, module: str, documented: Collection[str], shared: Sequence[str]):
+def entry_name(
+    name: str, module: str, documented: Collection[str], shared: Sequence[str]
+) -> str | None:
     """The full name of ``d2l.<name>``'s entry, where ``d2l`` is ``module``: the module's
     own entry, else that of the first of the ``shared`` helper modules that documents
     the name; None when ``documented`` (the full names on the page) has neither."""
@@ -122,7 +125,7 @@ class LinkLibraryNames(SphinxPostTransform):
         if not entries:
             return  # no reference page in this book
         modules = framework_modules()
-        table = [row['name'] for row in self.config.book_frameworks or []]
+        table = [name for name, _ in frameworks(self.config)]
         # The framework-free modules whose names the page documents (d2l_mini.data, ...).
         homes = {full.rsplit('.', 1)[0] for full in entries if full.count('.') == 2}
         shared = sorted(homes - set(modules.values()))
@@ -143,12 +146,11 @@ class LinkLibraryNames(SphinxPostTransform):
                     if full is None:
                         logger.warning(
                             '%s.%s in a %s cell has no entry on the d2l_mini reference '
-                            'page (%s): document it there, or do not call it %s.%s',
+                            'page: none of %s documents %s',
                             ALIAS,
                             name,
                             fw,
                             ', '.join((modules[fw], *shared)),
-                            ALIAS,
                             name,
                             location=block,
                         )
