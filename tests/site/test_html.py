@@ -399,7 +399,7 @@ def test_library_names_in_code_link_to_their_entries_on_the_reference_page(site)
                         other = {'pytorch': 'd2l_mini.jax.', 'jax': 'd2l_mini.torch.'}[framework]
                         assert not fragment.startswith(other), f'{path}: {framework} {href}'
                     linked += 1
-    assert linked > 100 if ids else linked == 0, linked
+    assert linked > 50 if ids else linked == 0, linked
 
 
 def code_rows(cell):
