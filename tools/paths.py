@@ -76,7 +76,7 @@ class Layout:
     @property
     def downloads(self) -> Path:
         """The site's copies of the split notebooks, ``<framework>/<page>.ipynb``: each
-        page links to them (tools/site/render_ext.py serves them from html_extra_path)."""
+        page links to them (tools/site/ext/notebook_links.py serves them from html_extra_path)."""
         from tools.facts import NOTEBOOKS_DIR  # tools.facts imports this module
 
         return self.site / '_extra' / NOTEBOOKS_DIR

@@ -53,9 +53,13 @@ PAGES = {
     '<h3>Deeper</h3></section></section>',
     'ch/b': '<section id="section-b"><h1><span class="section-number">1.2. </span>Section B'
     '</h1><div class="container fw-only-jax"><p>Only in JAX.</p></div>'
+    '<div class="cell"><pre><a class="reference internal d2l-ref" href="../references.html#id2"'
+    ' data-fw-hrefs=\'{"pytorch": "../references.html#id2", "jax": "../references.html#id3"}\'>'
+    'd2l.plot</a>(x)</pre></div>'
     '<p>Back to <a href="a.html#sec-a">A</a>.</p></section>',
     'references': '<section id="references"><h1>References</h1>'
-    '<div class="citation" id="id2">Vaswani et al.</div></section>',
+    '<div class="citation" id="id2">Vaswani et al.</div>'
+    '<div class="citation" id="id3">Xiong et al.</div></section>',
 }
 
 
@@ -123,6 +127,12 @@ def test_links_between_pages_become_links_inside_the_document(built):
     assert 'the notebook' in doc.text and 'the notebook' not in hrefs, 'a file link is unwrapped'
     assert doc.find('img')['src'] == '_images/x.svg'
     assert doc.find(id='ch-b')['class'] == ['book-page', 'book-depth-1']
+
+
+def test_a_link_with_a_target_per_framework_keeps_the_document_s_framework(built):
+    for framework, target in (('pytorch', '#references--id2'), ('jax', '#references--id3')):
+        [link] = document(built, framework).select('a.d2l-ref')
+        assert link['href'] == target and not link.has_attr('data-fw-hrefs'), link
 
 
 def test_headings_nest_below_parts_and_chapters_and_fill_the_contents(built):

@@ -11,7 +11,8 @@ from tools.cli import main
 from tools.frameworks import TABLE
 from tools.paths import ROOT, Layout
 from tools.run import records
-from tools.site import render, render_ext, report
+from tools.site import render, report
+from tools.site.ext import accessibility, framework_css
 from tools.source import save
 from tools.source.sections import MissingPage, toc_files, toc_pages
 
@@ -219,7 +220,7 @@ def test_the_site_configuration_carries_the_framework_table_and_the_extension(tm
 
 
 def test_the_framework_style_follows_the_table():
-    css = render_ext.frameworks_css([('a', 'A'), ('b', 'B'), ('c', 'C')])
+    css = framework_css.frameworks_css([('a', 'A'), ('b', 'B'), ('c', 'C')])
     hidden = css.split(' { display: none; }')
     screen = {rule.strip() for rule in hidden[0].split('*/\n', 2)[-1].split(',\n')}
     paper = {rule.strip() for rule in hidden[1].split('@media print {\n')[1].split(',\n')}
@@ -260,7 +261,7 @@ def test_sidebar_toggles_are_named_after_their_entries():
     add_collapse_checkboxes(soup)  # what the theme does to its sidebar's toctree
     [summary] = soup.select('summary')
     assert not summary.get_text(strip=True), 'the theme names its toggle now: drop the wrapper'
-    named = BeautifulSoup(render_ext.name_toc_toggles(str(soup)), 'html.parser')
+    named = BeautifulSoup(accessibility.name_toc_toggles(str(soup)), 'html.parser')
     assert [s.get('aria-label') for s in named.select('summary')] == ['Sections of The chapter']
 
 
@@ -269,7 +270,7 @@ def test_citations_are_list_items_of_docutils_citation_list():
     from docutils.writers import html5_polyglot
 
     class Translator(html5_polyglot.HTMLTranslator):
-        visit_citation = render_ext.visit_citation
+        visit_citation = accessibility.visit_citation
 
     class Writer(html5_polyglot.Writer):
         def __init__(self):
@@ -294,7 +295,7 @@ def test_hidden_cell_toggles_are_myst_nb_s_without_the_label():
     node['classes'] = ['above-input']
     theirs, ours = SimpleNamespace(body=[]), SimpleNamespace(body=[])
     visit_HideCellInput(theirs, node)
-    render_ext.visit_hidden_cell(ours, node)
+    accessibility.visit_hidden_cell(ours, node)
     label = ' aria-label="Toggle hidden content"'
     assert label in ''.join(theirs.body)
     assert ''.join(ours.body) == ''.join(theirs.body).replace(label, '')

@@ -6,6 +6,7 @@ build.
 """
 
 import itertools
+import json
 import re
 import shutil
 from pathlib import Path
@@ -359,6 +360,46 @@ def test_reference_page_documents_every_public_name_of_both_modules():
             obj = getattr(module, name)
             home = obj.__module__ if obj.__module__.startswith('d2l_mini.') else module.__name__
             assert f'{home}.{name}' in documented, f'd2l.{name} ({framework}) is not documented'
+
+
+def library_name_uses(pre):
+    """The ``d2l`` of each ``d2l.<name>`` in a code block's HTML, as Pygments marks it."""
+    for span in pre.select('span.n'):
+        dot = span.find_next_sibling('span')
+        if span.get_text() == 'd2l' and dot is not None and dot.get_text() == '.':
+            yield span
+
+
+def test_library_names_in_code_link_to_their_entries_on_the_reference_page(site):
+    """Every ``d2l.<name>`` in a code cell links to its name's entry on the d2l_mini
+    reference page: a cell of one framework to that framework's entry (or a shared
+    helper's), an untagged cell to each framework's (data-fw-hrefs)."""
+    reference = page(site, 'd2l-mini')
+    ids = {tag['id'] for tag in soup(reference).select('[id]')} if reference.is_file() else set()
+    linked = 0
+    for path in pages(site):
+        for cell in soup(path).select('div.cell'):
+            frameworks = [f for f in FRAMEWORKS if f'tag_{f}' in cell['class']] or FRAMEWORKS
+            for pre in cell.select('div.cell_input pre'):
+                for use in library_name_uses(pre):
+                    link = use.find_parent('a')
+                    if not ids:  # the demo book has no reference page: nothing to link to
+                        assert link is None, f'{path}: {link}'
+                        continue
+                    assert link is not None and 'd2l-ref' in link['class'], f'{path}: {use.parent}'
+                    targets = json.loads(link.get('data-fw-hrefs', 'null')) or {
+                        f: link['href'] for f in frameworks
+                    }
+                    assert set(targets) == set(frameworks), f'{path}: {link}'
+                    assert link['href'] == targets[frameworks[0]], f'{path}: {link}'
+                    for framework, href in targets.items():
+                        assert local_target(site, path, href) == reference, f'{path}: {href}'
+                        fragment = urlsplit(href).fragment
+                        assert fragment in ids, f'{path}: {href} names no entry'
+                        other = {'pytorch': 'd2l_mini.jax.', 'jax': 'd2l_mini.torch.'}[framework]
+                        assert not fragment.startswith(other), f'{path}: {framework} {href}'
+                    linked += 1
+    assert linked > 50 if ids else linked == 0, linked
 
 
 def code_rows(cell):

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import dataclasses
 import html
+import json
 import re
 from pathlib import Path
 from urllib.parse import urljoin, urlsplit
@@ -153,6 +154,9 @@ class Document:
         for element in article.find_all(id=True):
             element['id'] = self.anchor(page.rel, element['id'])
         for link in article.find_all('a', href=True):
+            if link.has_attr('data-fw-hrefs'):  # a library name in an untagged cell
+                link['href'] = json.loads(link['data-fw-hrefs'])[self.framework]
+                del link['data-fw-hrefs']
             target = self.local_target(page, link['href'])
             if target is None:
                 continue

@@ -6,8 +6,8 @@ whose pairs are most alike), and Pygments' HTML (the TwinRowsFormatter) wraps ea
 in ``<span class="fw-line">`` (``fw-changed`` where the twin's line differs, with the
 tokens that differ from the paired line's in ``<span class="fw-token">``) and adds a
 ``<span class="fw-filler">`` line where the twin has a line this cell lacks. The style
-shows fillers and marks only while both columns show. render_ext registers the formatter
-and the post-transform.
+shows fillers and marks only while both columns show. tools/site/ext/code_cells.py
+registers the post-transform and uses the formatter for every code cell.
 """
 
 from __future__ import annotations
@@ -19,8 +19,6 @@ from collections.abc import Iterator, Sequence
 
 from docutils import nodes
 from pygments.formatters import HtmlFormatter
-from sphinx.application import Sphinx
-from sphinx.errors import ExtensionError
 from sphinx.transforms.post_transforms import SphinxPostTransform
 
 SAME, CHANGED, FILLER = 'same', 'changed', 'filler'
@@ -188,18 +186,6 @@ class TwinRowsFormatter(HtmlFormatter):
         if rows:
             source = iter(lines_by_rows(list(source), rows, self.options.get(MARKS_OPTION, ())))
         return super().wrap(source)
-
-
-def use_twin_rows_formatter(app: Sphinx) -> None:
-    highlighter = getattr(app.builder, 'highlighter', None)
-    if app.builder.format != 'html' or highlighter is None:
-        return
-    if highlighter.formatter is not HtmlFormatter:
-        raise ExtensionError(
-            f'render_ext lays out twin cells with its own Pygments formatter, but another '
-            f'extension set {highlighter.formatter!r}: remove one of them'
-        )
-    highlighter.formatter = TwinRowsFormatter
 
 
 def cell_framework(node: nodes.Node, names: Sequence[str]) -> str | None:
