@@ -41,7 +41,8 @@ def long_code_lines(path: Path, cells, page: str, limit: int = LIMIT) -> list[st
         start = cell_body_start(lines, cell)
         for offset, line in enumerate(cell.source.split('\n')):
             if len(line) > limit:
-                found.append(f'{page}:{start + offset + 1}: {len(line)} characters: {line.strip()}')
+                where = f'{page}:{start + offset + 1}'
+                found.append(f'{where}: {len(line)} characters: {line.strip()}')
     return found
 
 
@@ -58,8 +59,7 @@ def test_every_code_line_fits_79_characters():
     found = book_long_lines(Layout())
     assert not found, (
         f'{len(found)} code lines longer than {LIMIT} characters (break them inside '
-        'brackets, before an operator, or between the parts of a string):\n'
-        + '\n'.join(found)
+        'brackets, before an operator, or between the parts of a string):\n' + '\n'.join(found)
     )
 
 
