@@ -273,7 +273,8 @@ class TransformerBlock(nn.Module):
                        dropout=dropout, norm=norm, act=act, pre_norm=pre_norm,
                        bias=bias)
         self.norm_kind, self.pre_norm = norm, pre_norm
-        make_norm = ((lambda: nn.RMSNorm(num_hiddens, eps=1e-6)) if norm == 'rms'
+        make_norm = ((lambda: nn.RMSNorm(num_hiddens, eps=1e-6))
+                     if norm == 'rms'
                      else (lambda: nn.LayerNorm(num_hiddens, eps=1e-5)))
         self.norm1, self.norm2 = make_norm(), make_norm()
         self.attention = (attn_factory() if attn_factory is not None else
@@ -356,5 +357,6 @@ def generate(model, vocab, prefix, num_chars, temperature=1.0, seed=0):
             context = torch.tensor([tokens[-model.max_len:]], device=device)
             logits = model(context)[0, -1]
             probs = F.softmax(logits / temperature, dim=-1)
-            tokens.append(torch.multinomial(probs, 1, generator=generator).item())
+            tokens.append(torch.multinomial(probs, 1,
+                                            generator=generator).item())
     return ''.join(vocab.to_tokens(tokens))

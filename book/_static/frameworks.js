@@ -3,7 +3,8 @@
 // bar. The frameworks, their names and labels, are the book's framework table
 // (tools/frameworks.py), which the Sphinx extension puts into every page as
 // window.bookFrameworks. Each bar offers every framework and, on a window at least
-// SIDE_BY_SIDE_MIN px wide (a 99-character line of code in each column), "Both": the
+// SIDE_BY_SIDE_MIN px wide (a 79-character line of code in each column at 0.75rem; the
+// arithmetic is in frameworks.css), "Both": the
 // frameworks side by side, one column each. A narrower window offers no "Both"; where it
 // was chosen, the window shows the framework chosen alone last, with its tab selected,
 // until it is wide enough again.
@@ -25,7 +26,7 @@
   var BOTH = "both";
   var CHOICES = FRAMEWORKS.concat([BOTH]);
   LABELS[BOTH] = "Both";
-  var SIDE_BY_SIDE_MIN = 1400;
+  var SIDE_BY_SIDE_MIN = 1640;
   var WIDE = window.matchMedia("(min-width: " + SIDE_BY_SIDE_MIN + "px)");
   var KEY = "transformer-block-book.framework";
   var ALONE_KEY = KEY + ".alone";  // the framework "Both" shows on a narrow window
