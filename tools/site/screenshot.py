@@ -1,7 +1,7 @@
 """A screenshot of a rendered section page, for the README.
 
     python -m tools screenshot [--page how-to-use] [--out docs/screenshot.png]
-    python -m tools screenshot --framework both --width 1600 --out docs/side-by-side.png
+    python -m tools screenshot --framework both --width 1700 --out docs/side-by-side.png
 
 Serves the built HTML (_build/site/_build/html) on 127.0.0.1, opens the page in
 headless Chromium (tools/site/browser.py, through Playwright) 1200 pixels wide (or
