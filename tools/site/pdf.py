@@ -68,7 +68,7 @@ FRESH_LAYOUT = """() => {
   void body.offsetHeight;
 }"""
 # The smallest size an output is set in to keep its lines whole, in points.
-MIN_OUTPUT_PT = 6.5
+MIN_OUTPUT_PT = 6.25
 # A block shorter than this share of the page's text height is kept on one page.
 KEEP_SHARE = 1 / 3
 # Outputs too wide for the text: a smaller size, down to MIN_OUTPUT_PT, then wrapped.
@@ -76,6 +76,10 @@ KEEP_SHARE = 1 / 3
 PREPARE = """([minPt, keepShare]) => {
   const pxPerPt = 96 / 72;
   let smaller = 0, wrapped = 0, kept = 0;
+  // Measured on a body as wide as a printed page's text (the window is wider).
+  const body = document.body;
+  body.style.width = 'var(--book-text-width)';
+  body.style.boxSizing = 'content-box';
   for (const pre of document.querySelectorAll('div.cell_output pre, div.output pre')) {
     let size = parseFloat(getComputedStyle(pre).fontSize) / pxPerPt;
     while (pre.scrollWidth > pre.clientWidth + 1 && size > minPt) {
@@ -101,6 +105,8 @@ PREPARE = """([minPt, keepShare]) => {
       kept += 1;
     }
   }
+  body.style.width = '';
+  body.style.boxSizing = '';
   return {smaller, wrapped, kept, page};
 }"""
 # The title of every heading that Chromium makes a bookmark of, in the document's order.
@@ -183,6 +189,7 @@ def print_document(
             f'{base}/{PRINT_PAGE}',
             lambda route: route.fulfill(body=document, content_type='text/html; charset=utf-8'),
         )
+        view.emulate_media(media='print')  # what the script measures is laid out as printed
         view.goto(f'{base}/{PRINT_PAGE}', wait_until='load')
         view.evaluate(SETTLED)
         done = view.evaluate(PREPARE, [MIN_OUTPUT_PT, KEEP_SHARE])
