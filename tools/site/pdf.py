@@ -2,25 +2,26 @@
 
     python -m tools pdf [--force]
 
-For each framework, tools/site/book_html.py assembles the site's pages into one
-document (title page, colophon, table of contents, that framework's code only), and
-Chromium prints it (Playwright's ``page.pdf``) with the print style of ``pdf.css``: page
-numbers and running heads in the page's margin boxes (CSS paged media, which Chromium
-prints: the reason this route is kept), a PDF outline made from the headings, a tagged
-PDF, links inside the document.  Before the first printing, each output wider than the
-text is set in a smaller size until it fits (its columns kept; below ``MIN_OUTPUT_PT`` it
-wraps), and each block shorter than a third of a page is kept on one page (a longer one
-breaks across pages, so that none leaves a page nearly empty).  Chromium names a bookmark
-by the heading's text as laid out, which runs the lines of a heading that wraps together
-and doubles some; the outline's titles are set afterwards to the headings' own
-(``data-book-title``, tools/site/book_html.py), one for one. The table of contents gets
-its page numbers in a second printing: the first one's named destinations (Chromium
-writes one for every element a link points at) give the page of each entry. Each
-printing starts from a layout made afresh: from what the previous printing left of the
-layout, Chromium breaks a long book's pages a little differently every other time (181
-and 180 pages in turn on this book), and the contents would never settle.  The PDFs go to
+For each framework, tools/site/book_html.py assembles the site's pages into one document
+(title page, colophon, table of contents, that framework's code only), and Chromium
+prints it (Playwright's ``page.pdf``) with the print style of ``pdf.css``: page numbers
+and running heads in the page's margin boxes (CSS paged media, which Chromium prints:
+the reason this route is kept), a PDF outline made from the headings, a tagged PDF,
+links inside the document. Before the first printing, each output wider than the text is
+set in a smaller size until it fits (a table's columns kept; one that is too wide at
+``MIN_OUTPUT_PT``, or whose lines are too long only once or twice, wraps), and each
+block shorter than a third of a page is kept on one page (a longer one breaks across
+pages, so that none leaves a page nearly empty). Chromium names a bookmark by the
+heading's text as laid out, which runs the lines of a heading that wraps together and
+doubles some; the outline's titles are set afterwards to the headings' own (``data-book-
+title``, tools/site/book_html.py), one for one. The table of contents gets its page
+numbers in a second printing: the first one's named destinations (Chromium writes one
+for every element a link points at) give the page of each entry. Each printing starts
+from a layout made afresh: from what the previous printing left of the layout, Chromium
+breaks a long book's pages a little differently every other time (181 and 180 pages in
+turn on this book), and the contents would never settle. The PDFs go to
 _build/downloads/ (tools/site/downloads.py copies them into the HTML's ``downloads/``
-folder).  They are printed again only when the HTML, the print style or the code that
+folder). They are printed again only when the HTML, the print style or the code that
 assembles and prints them, or Chromium changed since (``pdf-stamp.json``; ``--force``
 prints anyway).
 """
@@ -68,7 +69,7 @@ FRESH_LAYOUT = """() => {
   void body.offsetHeight;
 }"""
 # The smallest size an output is set in to keep its lines whole, in points.
-MIN_OUTPUT_PT = 6.25
+MIN_OUTPUT_PT = 5.25
 # A block shorter than this share of the page's text height is kept on one page.
 KEEP_SHARE = 1 / 3
 # Outputs too wide for the text: a smaller size, down to MIN_OUTPUT_PT, then wrapped.
@@ -81,7 +82,14 @@ PREPARE = """([minPt, keepShare]) => {
   body.style.width = 'var(--book-text-width)';
   body.style.boxSizing = 'content-box';
   for (const pre of document.querySelectorAll('div.cell_output pre, div.output pre')) {
+    if (pre.scrollWidth <= pre.clientWidth + 1) continue;
+    // A table (several lines too long) is set smaller; a line or two too long wrap.
+    const lines = pre.textContent.replace(/\\n$/, '').split('\\n');
+    const longest = Math.max(...lines.map(line => line.length));
+    const room = longest * pre.clientWidth / pre.scrollWidth;
+    const over = lines.filter(line => line.length > room).length;
     let size = parseFloat(getComputedStyle(pre).fontSize) / pxPerPt;
+    if (over < 3 && over < lines.length * 0.3) size = minPt;  // wraps below
     while (pre.scrollWidth > pre.clientWidth + 1 && size > minPt) {
       size = Math.max(minPt, size - 0.25);
       pre.style.fontSize = `${size}pt`;
