@@ -13,13 +13,13 @@ set in a smaller size until it fits (a table's columns kept; one that is too wid
 block shorter than a third of a page is kept on one page (a longer one breaks across
 pages, so that none leaves a page nearly empty). Chromium names a bookmark by the
 heading's text as laid out, which runs the lines of a heading that wraps together and
-doubles some; the outline's titles are set afterwards to the headings' own (``data-book-
-title``, tools/site/book_html.py), one for one. The table of contents gets its page
-numbers in a second printing: the first one's named destinations (Chromium writes one
-for every element a link points at) give the page of each entry. Each printing starts
-from a layout made afresh: from what the previous printing left of the layout, Chromium
-breaks a long book's pages a little differently every other time (181 and 180 pages in
-turn on this book), and the contents would never settle. The PDFs go to
+doubles some; the outline's titles are set afterwards to the headings' own
+(``data-book-title``, tools/site/book_html.py), one for one. The table of contents gets
+its page numbers in a second printing: the first one's named destinations (Chromium
+writes one for every element a link points at) give the page of each entry. Each
+printing starts from a layout made afresh: from what the previous printing left of the
+layout, Chromium breaks a long book's pages a little differently every other time (181
+and 180 pages in turn on this book), and the contents would never settle. The PDFs go to
 _build/downloads/ (tools/site/downloads.py copies them into the HTML's ``downloads/``
 folder). They are printed again only when the HTML, the print style or the code that
 assembles and prints them, or Chromium changed since (``pdf-stamp.json``; ``--force``
