@@ -100,6 +100,13 @@ PREPARE = """([minPt, keepShare]) => {
       wrapped += 1;
     }
   }
+  // A display equation wider than the text is set smaller (MathJax sizes it in em).
+  for (const math of document.querySelectorAll('mjx-container[display="true"]')) {
+    if (math.scrollWidth > math.clientWidth + 1) {
+      math.style.fontSize = `${Math.floor(100 * math.clientWidth / math.scrollWidth)}%`;
+      smaller += 1;
+    }
+  }
   const probe = document.createElement('div');
   probe.style.cssText = 'position:absolute;visibility:hidden;height:var(--book-text-height)';
   document.body.appendChild(probe);
