@@ -107,6 +107,25 @@ PREPARE = """([minPt, keepShare]) => {
       smaller += 1;
     }
   }
+  // A table wider than the text is set smaller, down to minPt, then made to wrap.
+  for (const table of document.querySelectorAll('table')) {
+    const box = table.parentElement;
+    let size = parseFloat(getComputedStyle(table).fontSize) / pxPerPt;
+    while (table.offsetWidth > box.clientWidth + 1 && size > minPt) {
+      size = Math.max(minPt, size - 0.25);
+      table.style.fontSize = `${size}pt`;
+    }
+    if (table.style.fontSize) smaller += 1;
+    if (table.offsetWidth > box.clientWidth + 1) {
+      table.classList.add('book-wrapped');
+      wrapped += 1;
+    }
+  }
+  // Whatever still reaches past the text would make Chromium shrink every page to fit.
+  const edge = body.getBoundingClientRect().right + 1;
+  const wide = [...body.querySelectorAll('*')].filter(
+    element => element.getBoundingClientRect().right > edge &&
+      element.parentElement.getBoundingClientRect().right <= edge).length;
   const probe = document.createElement('div');
   probe.style.cssText = 'position:absolute;visibility:hidden;height:var(--book-text-height)';
   document.body.appendChild(probe);
@@ -122,7 +141,7 @@ PREPARE = """([minPt, keepShare]) => {
   }
   body.style.width = '';
   body.style.boxSizing = '';
-  return {smaller, wrapped, kept, page};
+  return {smaller, wrapped, kept, page, wide};
 }"""
 # The title of every heading that Chromium makes a bookmark of, in the document's order.
 HEADING_TITLES = """() => Array.from(document.querySelectorAll('h1, h2, h3, h4, h5, h6'))
@@ -211,7 +230,8 @@ def print_document(
         if progress is not None and done:
             progress(
                 f'pdf: {done["smaller"]} outputs set smaller to fit, {done["wrapped"]} '
-                f'wrapped; {done["kept"]} blocks kept on one page'
+                f'wrapped; {done["kept"]} blocks kept on one page; {done["wide"]} still '
+                'wider than the text'
             )
         titles = view.evaluate(HEADING_TITLES)
         targets = view.eval_on_selector_all(
