@@ -47,8 +47,15 @@ PAGES = {
     '<a href="../notebooks/jax/ch/a.ipynb">the notebook</a>.</p>'
     '<div class="math" id="equation-eq-x"><span class="eqno">(1.1)</span></div>'
     '<figure id="fig-x"><img alt="A figure" src="../_images/x.svg"></figure>'
-    '<details class="hide above-input"><summary>Show code cell source</summary>'
+    '<details class="admonition hide above-input"><summary>Show code cell source</summary>'
     '<div class="cell"><pre>hidden = 1</pre></div></details>'
+    '<div class="cell"><div class="cell_output"><img alt="Line plot of loss against step" '
+    'src="../_images/plot.svg"></div></div>'
+    '<p class="web-only">Pick a tab.</p><p class="print-only">On paper, one framework.</p>'
+    '<details class="sd-dropdown sd-card"><summary class="sd-summary-title">'
+    '<span class="sd-summary-text">Solution</span><span class="sd-summary-state-marker">'
+    '<svg><path d="M0 0"></path></svg></span></summary>'
+    '<div class="sd-card-body"><p>The answer.</p></div></details>'
     '<section id="a-part"><h2><span class="section-number">1.1.1. </span>A part</h2>'
     '<h3>Deeper</h3></section></section>',
     'ch/b': '<section id="section-b"><h1><span class="section-number">1.2. </span>Section B'
@@ -56,7 +63,9 @@ PAGES = {
     '<div class="cell"><pre><a class="reference internal d2l-ref" href="../references.html#id2"'
     ' data-fw-hrefs=\'{"pytorch": "../references.html#id2", "jax": "../references.html#id3"}\'>'
     'd2l.plot</a>(x)</pre></div>'
-    '<p>Back to <a href="a.html#sec-a">A</a>.</p></section>',
+    '<p>Back to <a href="a.html#sec-a">A</a>, as '
+    '<a class="reference internal" href="a.html#fig-x"><span class="std std-numref">'
+    'Fig. 1.1.1</span></a> shows.</p></section>',
     'references': '<section id="references"><h1>References</h1>'
     '<div class="citation" id="id2">Vaswani et al.</div>'
     '<div class="citation" id="id3">Xiong et al.</div></section>',
@@ -105,9 +114,11 @@ def test_only_one_framework_and_none_of_the_page_s_furniture_is_kept(built):
     assert 'Loss 0.5,' in pytorch.text and 'Loss 0.6,' in jax.text
     assert 'Only in JAX.' in jax.text and 'Only in JAX.' not in pytorch.text
     for doc in (pytorch, jax):
+        pages = ' '.join(page.text for page in doc.select('section.book-page'))
         assert not doc.select('.fw-notebooks, a.headerlink, .bd-sidebar')
-        assert 'Colab' not in doc.text and 'Show code cell source' not in doc.text
-        assert 'hidden = 1' in doc.text and doc.find('details').has_attr('open')
+        assert 'Colab' not in pages and 'Show code cell source' not in pages
+        assert 'hidden = 1' in pages and not doc.find('details') and not doc.find('summary')
+        assert not doc.select('.admonition'), 'an unfolded cell is no box'
         scripts = [s.get('src') for s in doc.find_all('script')]
         assert scripts == [None, '_static/mathjax/tex-chtml.js'], 'only MathJax runs'
         assert doc.find('link', rel='stylesheet')['href'] == '_static/theme.css'
@@ -138,41 +149,108 @@ def test_a_link_with_a_target_per_framework_keeps_the_document_s_framework(built
 def test_headings_nest_below_parts_and_chapters_and_fill_the_contents(built):
     doc = document(built, 'pytorch')
     headings = [(h.name, h.get_text(' ', strip=True)) for h in doc.find_all(book_html.HEADINGS)]
+    # The part "The chapter" is its chapter's title: the chapter stands for it.
     assert headings == [
         ('h1', 'Contents'),
-        ('h1', 'Welcome'),
-        ('h1', 'The chapter'),
-        ('h2', '1. The chapter'),
-        ('h3', '1.1. Section A'),
-        ('h4', '1.1.1. A part'),
-        ('h5', 'Deeper'),
-        ('h3', '1.2. Section B'),
+        ('h1', book_html.ROOT_TITLE),
+        ('h1', '1. The chapter'),
+        ('h2', '1.1. Section A'),
+        ('h3', '1.1.1. A part'),
+        ('h4', 'Deeper'),
+        ('h2', '1.2. Section B'),
         ('h1', 'Back matter'),
         ('h2', 'References'),
     ]
+    titles = [h['data-book-title'] for h in doc.find_all(book_html.HEADINGS)]
+    assert titles[:4] == ['Contents', book_html.ROOT_TITLE, '1 The chapter', '1.1 Section A']
     entries = []
     for li in doc.select('nav.book-toc li'):
         number = li.select_one('.book-toc-number')
         title = li.select_one('.book-toc-title').get_text()
         entries.append((li['class'][0], number.get_text() if number else '', title, li.a['href']))
     assert entries == [
-        ('book-toc-level-1', '', 'Welcome', '#index--welcome'),
-        ('book-toc-level-1', '', 'The chapter', '#book-part-0'),
-        ('book-toc-level-2', '1.', 'The chapter', '#ch-index--the-chapter'),
-        ('book-toc-level-3', '1.1.', 'Section A', '#ch-a--section-a'),
-        ('book-toc-level-4', '1.1.1.', 'A part', '#ch-a--a-part'),
-        ('book-toc-level-3', '1.2.', 'Section B', '#ch-b--section-b'),
+        ('book-toc-level-1', '', book_html.ROOT_TITLE, '#index--welcome'),
+        ('book-toc-level-1', '1.', 'The chapter', '#ch-index--the-chapter'),
+        ('book-toc-level-2', '1.1.', 'Section A', '#ch-a--section-a'),
+        ('book-toc-level-3', '1.1.1.', 'A part', '#ch-a--a-part'),
+        ('book-toc-level-2', '1.2.', 'Section B', '#ch-b--section-b'),
         ('book-toc-level-1', '', 'Back matter', '#book-part-1'),
         ('book-toc-level-2', '', 'References', '#references--references'),
+    ]
+    kinds = [li['class'][1] for li in doc.select('nav.book-toc li')]
+    assert kinds == [
+        'book-toc-chapter',
+        'book-toc-part',
+        'book-toc-section',
+        'book-toc-subsection',
+        'book-toc-section',
+        'book-toc-part',
+        'book-toc-chapter',
     ]
     slots = doc.select(f'.{book_html.PAGE_SLOT}')
     assert [slot['data-target'] for slot in slots] == [e[3][1:] for e in entries]
 
 
-def test_the_title_page_names_the_framework_and_the_site(built):
-    title = document(built, 'jax').select_one('.book-title-page')
+def test_the_title_page_names_the_framework_and_its_back_the_site(built):
+    doc = document(built, 'jax')
+    title = doc.select_one('.book-title-page')
     assert 'A book' in title.text and 'The JAX edition' in title.text
-    assert title.a['href'] == 'https://o.github.io/b/' and 'PyTorch code too' in title.text
+    colophon = doc.select_one('.book-colophon')
+    assert colophon.a['href'] == 'https://o.github.io/b/' and 'in PyTorch as well' in colophon.text
+
+
+def test_the_colophon_says_how_the_outputs_were_made(built):
+    html, site = built
+    edition = book_html.Edition(
+        title='A book',
+        framework='pytorch',
+        authors='The authors',
+        date='4 December 2026',
+        commit='0123456789ab',
+        executed='2026-12-04 09:40 to 10:15 UTC',
+        python='3.11.7',
+        versions=(('torch', '2.5.1'), ('numpy', '2.1.0')),
+        hardware=('CPU: 2 cores',),
+        notebooks=12,
+        printer='Chromium 150',
+    )
+    doc = BeautifulSoup(
+        book_html.book_document(html, site, 'pytorch', 'A book', edition=edition), 'html.parser'
+    )
+    title = doc.select_one('.book-title-page').text
+    assert 'The authors' in title and '4 December 2026' in title
+    colophon = ' '.join(doc.select_one('.book-colophon').text.split())
+    for fact in (
+        'running the 12 PyTorch notebooks of the book, 2026-12-04 09:40 to 10:15 UTC on CPU: 2',
+        'Python 3.11.7, torch 2.5.1, numpy 2.1.0',
+        'commit 0123456789ab',
+        'Chromium 150',
+    ):
+        assert fact in colophon, fact
+
+
+def test_web_only_prose_is_left_out_and_dropdowns_print_open(built):
+    doc = document(built, 'pytorch')
+    assert 'Pick a tab.' not in doc.text and 'On paper, one framework.' in doc.text
+    box = doc.select_one('.book-unfolded')
+    assert box.select_one('.book-unfolded-title').get_text() == 'Solution'
+    assert 'The answer.' in box.text and not box.find('svg')
+
+
+def test_figures_are_numbered_and_plots_captioned(built):
+    doc = document(built, 'pytorch')
+    captions = [' '.join(f.figcaption.text.split()) for f in doc.find_all('figure')]
+    assert captions == ['Figure 1.', 'Figure 2. Line plot of loss against step.']
+    assert doc.find('a', href='#ch-a--fig-x').get_text() == 'Figure 1'
+
+
+def test_each_page_of_the_site_is_a_named_page_with_its_running_heads(built):
+    doc = document(built, 'pytorch')
+    style = doc.find_all('style')[-1].get_text()
+    page = doc.find(id='ch-b')
+    name = page['style'].removeprefix('page: ')
+    assert f'@page {name}:left {{ @top-left {{ content: "1 The chapter"; }} }}' in style
+    assert f'@page {name}:right {{ @top-right {{ content: "1.2 Section B"; }} }}' in style
 
 
 def test_a_page_without_its_article_is_named(built):

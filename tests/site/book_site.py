@@ -111,7 +111,7 @@ def twins_section():
             ['jax'],
         ),
         v4.new_markdown_cell(
-            '## A plot\n\nTwo plots behind one tab bar; this text is long enough '
+            '## A plot\n\n[Two plots behind one tab bar. ]{.web-only}This text is long enough '
             'to push the next cells down the page.\n\n' + 'Filler text. ' * 80
         ),
         code('d2l.plot([1, 2], [3, 4])', ['pytorch'], [figure(PLOT_DESCRIPTION)]),
@@ -137,7 +137,21 @@ def more_section():
         code('key = jax.random.key(0)\ny = jnp.arange(4)\nz = y + 1', ['jax', 'hide-input']),
         code('print(y.sum())', ['pytorch'], [stream('tensor(6)\n')]),
         code('print(y.sum())', ['jax'], [stream('6\n')]),
+        v4.new_markdown_cell(
+            '## A solution\n\n[Open the box below for the answer.]{.web-only}'
+            '[The answer follows.]{.print-only}\n\n'
+            '````{dropdown} Solution\nThe answer, derived.\n````'
+        ),
+        code('print(table)', outputs=[stream(WIDE_TABLE)]),
     ]
+
+
+# An output wider than a printed page's text at the outputs' size: the PDF keeps its rows.
+WIDE_TABLE = ''.join(
+    ' '.join(f'{cell:>11}' for cell in row) + '\n'
+    for row in [[f'column {i}' for i in range(9)]]
+    + [[f'{(r + 1) * (i + 1) * 0.125:.4f}' for i in range(9)] for r in range(4)]
+)
 
 
 SECTIONS = {'demo/twins': twins_section, 'demo/more': more_section}

@@ -32,6 +32,9 @@ class View:
     def goto(self, url, wait_until):
         pass
 
+    def emulate_media(self, media):
+        pass
+
     def eval_on_selector_all(self, selector, script):
         return list(TARGETS)
 

@@ -2,19 +2,28 @@
 
     python -m tools pdf [--force]
 
-For each framework, tools/site/book_html.py assembles the site's pages into one
-document (title page, table of contents, that framework's code only), and Chromium
+For each framework, tools/site/book_html.py assembles the site's pages into one document
+(title page, colophon, table of contents, that framework's code only), and Chromium
 prints it (Playwright's ``page.pdf``) with the print style of ``pdf.css``: page numbers
-in the page's margin box, a PDF outline made from the headings, a tagged PDF, links
-inside the document.  The table of contents gets its page numbers in a second printing:
-the first one's named destinations (Chromium writes one for every element a link points
-at) give the page of each entry.  Each printing starts from a layout made afresh: from
-what the previous printing left of the layout, Chromium breaks a long book's pages a
-little differently every other time (181 and 180 pages in turn on this book), and the
-contents would never settle.  The PDFs go to _build/downloads/ (tools/site/downloads.py
-copies them into the HTML's ``downloads/`` folder).  They are printed again only when the
-HTML, the print style or Chromium changed since (``pdf-stamp.json``; ``--force`` prints
-anyway).
+and running heads in the page's margin boxes (CSS paged media, which Chromium prints:
+the reason this route is kept), a PDF outline made from the headings, a tagged PDF,
+links inside the document. Before the first printing, each output wider than the text is
+set in a smaller size until it fits (a table's columns kept; one that is too wide at
+``MIN_OUTPUT_PT``, or whose lines are too long only once or twice, wraps), and each
+block shorter than a third of a page is kept on one page (a longer one breaks across
+pages, so that none leaves a page nearly empty). Chromium names a bookmark by the
+heading's text as laid out, which runs the lines of a heading that wraps together and
+doubles some; the outline's titles are set afterwards to the headings' own
+(``data-book-title``, tools/site/book_html.py), one for one. The table of contents gets
+its page numbers in a second printing: the first one's named destinations (Chromium
+writes one for every element a link points at) give the page of each entry. Each
+printing starts from a layout made afresh: from what the previous printing left of the
+layout, Chromium breaks a long book's pages a little differently every other time (181
+and 180 pages in turn on this book), and the contents would never settle. The PDFs go to
+_build/downloads/ (tools/site/downloads.py copies them into the HTML's ``downloads/``
+folder). They are printed again only when the HTML, the print style or the code that
+assembles and prints them, or Chromium changed since (``pdf-stamp.json``; ``--force``
+prints anyway).
 """
 
 from __future__ import annotations
@@ -28,7 +37,7 @@ from pathlib import Path
 from tools import facts
 from tools.frameworks import FRAMEWORKS
 from tools.paths import Layout, read_config, write_atomic
-from tools.site import book_html
+from tools.site import book_html, edition
 from tools.site.browser import CHROMIUM, CHROMIUM_ARGS, served
 from tools.site.render import html_is_current
 from tools.steps import Progress, StepFailed
@@ -59,6 +68,85 @@ FRESH_LAYOUT = """() => {
   body.style.display = '';
   void body.offsetHeight;
 }"""
+# The smallest size an output is set in to keep its lines whole, in points.
+MIN_OUTPUT_PT = 5.25
+# A block shorter than this share of the page's text height is kept on one page.
+KEEP_SHARE = 1 / 3
+# Outputs too wide for the text: a smaller size, down to MIN_OUTPUT_PT, then wrapped.
+# Short blocks: kept on one page.  Returns what it did, for the build's log.
+PREPARE = """([minPt, keepShare]) => {
+  const pxPerPt = 96 / 72;
+  let smaller = 0, wrapped = 0, kept = 0;
+  // Measured on a body as wide as a printed page's text (the window is wider).
+  const body = document.body;
+  body.style.width = 'var(--book-text-width)';
+  body.style.boxSizing = 'content-box';
+  for (const pre of document.querySelectorAll('div.cell_output pre, div.output pre')) {
+    if (pre.scrollWidth <= pre.clientWidth + 1) continue;
+    // A table (several lines too long) is set smaller; a line or two too long wrap.
+    const lines = pre.textContent.replace(/\\n$/, '').split('\\n');
+    const longest = Math.max(...lines.map(line => line.length));
+    const room = longest * pre.clientWidth / pre.scrollWidth;
+    const over = lines.filter(line => line.length > room).length;
+    let size = parseFloat(getComputedStyle(pre).fontSize) / pxPerPt;
+    if (over < 3 && over < lines.length * 0.3) size = minPt;  // wraps below
+    while (pre.scrollWidth > pre.clientWidth + 1 && size > minPt) {
+      size = Math.max(minPt, size - 0.25);
+      pre.style.fontSize = `${size}pt`;
+    }
+    if (pre.style.fontSize) smaller += 1;
+    if (pre.scrollWidth > pre.clientWidth + 1) {
+      pre.classList.add('book-wrapped');
+      wrapped += 1;
+    }
+  }
+  // A display equation wider than the text is set smaller (MathJax sizes it in em).
+  for (const math of document.querySelectorAll('mjx-container[display="true"]')) {
+    if (math.scrollWidth > math.clientWidth + 1) {
+      math.style.fontSize = `${Math.floor(100 * math.clientWidth / math.scrollWidth)}%`;
+      smaller += 1;
+    }
+  }
+  // A table wider than the text is set smaller, down to minPt, then made to wrap.
+  for (const table of document.querySelectorAll('table')) {
+    const box = table.parentElement;
+    let size = parseFloat(getComputedStyle(table).fontSize) / pxPerPt;
+    while (table.offsetWidth > box.clientWidth + 1 && size > minPt) {
+      size = Math.max(minPt, size - 0.25);
+      table.style.fontSize = `${size}pt`;
+    }
+    if (table.style.fontSize) smaller += 1;
+    if (table.offsetWidth > box.clientWidth + 1) {
+      table.classList.add('book-wrapped');
+      wrapped += 1;
+    }
+  }
+  // Whatever still reaches past the text would make Chromium shrink every page to fit.
+  const edge = body.getBoundingClientRect().right + 1;
+  const wide = [...body.querySelectorAll('*')].filter(
+    element => element.getBoundingClientRect().right > edge &&
+      element.parentElement.getBoundingClientRect().right <= edge).length;
+  const probe = document.createElement('div');
+  probe.style.cssText = 'position:absolute;visibility:hidden;height:var(--book-text-height)';
+  document.body.appendChild(probe);
+  const page = probe.getBoundingClientRect().height;
+  probe.remove();
+  const blocks = 'div.cell_input, div.cell_output, div.output, pre, table, figure, ' +
+    '.book-unfolded, .admonition, blockquote, div.math';
+  for (const block of document.querySelectorAll(blocks)) {
+    if (block.getBoundingClientRect().height < page * keepShare) {
+      block.classList.add('book-keep');
+      kept += 1;
+    }
+  }
+  body.style.width = '';
+  body.style.boxSizing = '';
+  return {smaller, wrapped, kept, page, wide};
+}"""
+# The title of every heading that Chromium makes a bookmark of, in the document's order.
+HEADING_TITLES = """() => Array.from(document.querySelectorAll('h1, h2, h3, h4, h5, h6'))
+  .filter(heading => heading.checkVisibility())
+  .map(heading => heading.dataset.bookTitle ?? heading.textContent.replace(/\\s+/g, ' ').trim())"""
 FILL_TOC = """numbers => {
   for (const slot of document.querySelectorAll('.book-toc-page')) {
     slot.textContent = numbers[slot.dataset.target] ?? '';
@@ -86,7 +174,47 @@ def page_numbers(pdf: bytes) -> dict[str, int]:
     }
 
 
-def print_document(browser: object, base: str, document: str) -> bytes:
+def outline_items(writer: object) -> list:
+    """The outline items of a PDF, in the order of the document (depth first)."""
+    items = []
+
+    def visit(node: object) -> None:
+        while node is not None:
+            node = node.get_object()
+            items.append(node)
+            if '/First' in node:
+                visit(node['/First'])
+            node = node.get('/Next')
+
+    root = writer._root_object  # pypdf's catalog: the outline is rewritten in it
+    outlines = root.get('/Outlines')
+    if outlines is not None and '/First' in outlines.get_object():
+        visit(outlines.get_object()['/First'])
+    return items
+
+
+def retitle_outline(pdf: bytes, titles: list[str]) -> bytes:
+    """The PDF with its bookmarks named ``titles``, one for one, in order."""
+    import pypdf
+    from pypdf.generic import NameObject, TextStringObject
+
+    writer = pypdf.PdfWriter(clone_from=io.BytesIO(pdf))
+    items = outline_items(writer)
+    if len(items) != len(titles):
+        raise PdfError(
+            f'the PDF has {len(items)} bookmarks for {len(titles)} headings: '
+            'their titles cannot be set one for one'
+        )
+    for item, title in zip(items, titles, strict=True):
+        item[NameObject('/Title')] = TextStringObject(title)
+    out = io.BytesIO()
+    writer.write(out)
+    return out.getvalue()
+
+
+def print_document(
+    browser: object, base: str, document: str, progress: Progress | None = None
+) -> bytes:
     """Print ``document`` (served at ``base``, beside the site's files) with its table of
     contents' page numbers filled in."""
     view = browser.new_page()
@@ -95,8 +223,17 @@ def print_document(browser: object, base: str, document: str) -> bytes:
             f'{base}/{PRINT_PAGE}',
             lambda route: route.fulfill(body=document, content_type='text/html; charset=utf-8'),
         )
+        view.emulate_media(media='print')  # what the script measures is laid out as printed
         view.goto(f'{base}/{PRINT_PAGE}', wait_until='load')
         view.evaluate(SETTLED)
+        done = view.evaluate(PREPARE, [MIN_OUTPUT_PT, KEEP_SHARE])
+        if progress is not None and done:
+            progress(
+                f'pdf: {done["smaller"]} outputs set smaller to fit, {done["wrapped"]} '
+                f'wrapped; {done["kept"]} blocks kept on one page; {done["wide"]} still '
+                'wider than the text'
+            )
+        titles = view.evaluate(HEADING_TITLES)
         targets = view.eval_on_selector_all(
             f'.{book_html.PAGE_SLOT}', 'slots => slots.map(slot => slot.dataset.target)'
         )
@@ -113,7 +250,7 @@ def print_document(browser: object, base: str, document: str) -> bytes:
                 )
             now = {target: found[target] for target in targets}
             if now == numbers:
-                return pdf
+                return retitle_outline(pdf, titles) if titles else pdf
             moved = [
                 f'{t} {numbers.get(t)}->{now[t]}' for t in targets if numbers.get(t) != now[t]
             ]
@@ -128,10 +265,14 @@ def print_document(browser: object, base: str, document: str) -> bytes:
 
 
 def stamp(layout: Layout, browser_version: str) -> dict[str, str]:
-    """What the PDFs are made from: the HTML's inputs, the print style, the browser."""
+    """What the PDFs are made from: the HTML's inputs, the print style (with the code that
+    assembles and prints the document), the browser."""
+    style = hashlib.sha256()
+    for path in (book_html.PRINT_CSS, Path(book_html.__file__), Path(__file__)):
+        style.update(path.read_bytes())
     return {
         'inputs': json.loads(layout.render_stamp.read_text(encoding='utf-8'))['inputs'],
-        'style': hashlib.sha256(book_html.PRINT_CSS.read_bytes()).hexdigest(),
+        'style': style.hexdigest(),
         'browser': browser_version,
     }
 
@@ -190,10 +331,11 @@ def write_pdfs(
             with served(layout.html) as base:
                 for framework, path in paths.items():
                     start = time.perf_counter()
+                    made = edition.edition(layout, framework, f'Chromium {browser.version}')
                     document = book_html.book_document(
-                        layout.html, layout.site, framework, title, facts.site_url(layout)
+                        layout.html, layout.site, framework, title, made.site_url, made
                     )
-                    pdf = print_document(browser, base, document)
+                    pdf = print_document(browser, base, document, progress)
                     path.parent.mkdir(parents=True, exist_ok=True)
                     tmp = path.with_name(f'.{path.name}.tmp')
                     tmp.write_bytes(pdf)
