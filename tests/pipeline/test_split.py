@@ -267,3 +267,17 @@ def test_twins_that_readers_see_differ():
         for where in identical_twins(read_section(layout, rel))
     ]
     assert found == [], f'identical twin cells (write them once, untagged): {found}'
+
+
+def test_a_notebook_keeps_web_only_prose_and_leaves_print_only_prose_out(tmp_path):
+    from tools.source.myst import Converter
+
+    text = (
+        'Start. [Pick a *tab*.]{.web-only}[This edition prints one.]{.print-only} End.\n\n'
+        '```{container} web-only\nOn screen.\n```\n\n'
+        '```{container} print-only\nOn paper.\n```\n'
+    )
+    converted, _ = Converter(References(), tmp_path, [text], 'pytorch').convert(text)
+    assert 'Start. Pick a *tab*. End.' in converted and 'On screen.' in converted
+    assert 'paper' not in converted and 'prints one' not in converted
+    assert 'web-only' not in converted and '{.' not in converted

@@ -48,6 +48,13 @@ ADMONITIONS = {
 DROPPED_DIRECTIVES = {'bibliography', 'tableofcontents', 'toctree', 'glossary'}
 # Prose for one framework: ```{container} fw-only-pytorch``` (see tools/source/values.py).
 FRAMEWORK_ONLY = re.compile(r'fw-only-(?P<framework>\w+)')
+# Prose for one medium (book/_static/print-only.css): a notebook is read on a screen, so it
+# keeps what is marked web-only and leaves out what is marked print-only, as a container
+# (```{container} web-only```) or a span ([...]{.print-only}).
+MEDIUM_ONLY = {'web-only': True, 'print-only': False}
+MEDIUM_SPAN = re.compile(
+    r'\[(?P<text>(?:[^\[\]]|\[[^\[\]]*\])*)\]\{\.(?P<medium>web-only|print-only)\}', re.S
+)
 IMAGE_TYPES = {
     '.svg': 'image/svg+xml',
     '.png': 'image/png',
@@ -245,6 +252,8 @@ class Converter:
         options, body = _options_and_body(content)
         if name in DROPPED_DIRECTIVES:
             return None
+        if name == 'container' and argument in MEDIUM_ONLY:
+            return self._convert(body) if MEDIUM_ONLY[argument] else None
         if name == 'container' and FRAMEWORK_ONLY.fullmatch(argument):
             own = FRAMEWORK_ONLY.fullmatch(argument)['framework'] == self.framework
             return self._convert(body) if own or self.framework is None else None
@@ -297,7 +306,10 @@ class Converter:
 
     # inline ---------------------------------------------------------------
     def _inline(self, text: str) -> str:
-        return INLINE.sub(self._replace, text)
+        on_screen = MEDIUM_SPAN.sub(
+            lambda span: span['text'] if MEDIUM_ONLY[span['medium']] else '', text
+        )
+        return INLINE.sub(self._replace, on_screen)
 
     def _replace(self, match: re.Match) -> str:
         if match.group('code'):
