@@ -446,3 +446,42 @@ def test_twin_cells_carry_their_rows_for_the_side_by_side_view(site):
     assert pairs >= 1
     exclude = (site.html / '_static' / 'copybutton.js').read_text(encoding='utf-8')
     assert re.search(r"let exclude = '[^']*\.fw-filler", exclude), 'the copy button copies fillers'
+
+
+# The texts of a matplotlib SVG (tick labels, axis labels, legend), which it writes as a
+# comment before each text's glyphs.
+SVG_TEXT = re.compile(r'<g id="text_\d+">\s*<!-- (.*?) -->')
+
+
+def plot_texts(notebook: nbformat.NotebookNode) -> list[tuple[str, list[str]]]:
+    """The texts of every SVG output in order, each with its cell's id."""
+    texts = []
+    for cell in notebook.cells:
+        for output in cell.get('outputs', []):
+            svg = output.get('data', {}).get('image/svg+xml')
+            if svg:
+                svg = ''.join(svg) if isinstance(svg, list) else svg
+                texts.append((cell.get('id'), SVG_TEXT.findall(svg)))
+    return texts
+
+
+def test_twin_plots_share_their_axes(site):
+    """A plot that both frameworks draw from the same cell shows the same ticks in both,
+    so that "Both" compares the curves and not the axes: where the two runs' data would
+    scale the axes apart, the cell sets the limits."""
+    if not site.real:
+        pytest.skip('the demo book draws no plots')
+    differing = []
+    for rel in site.sections:
+        pytorch, jax = (
+            plot_texts(nbformat.read(Path(site.build, 'executed', fw, f'{rel}.ipynb'), 4))
+            for fw in ('pytorch', 'jax')
+        )
+        if len(pytorch) != len(jax):
+            differing.append(f'{rel}: {len(pytorch)} plots in PyTorch, {len(jax)} in JAX')
+        for (cell, mine), (_, theirs) in zip(pytorch, jax, strict=False):
+            if mine != theirs:
+                differing.append(f'{rel}, cell {cell}: {sorted(set(mine) ^ set(theirs))}')
+    assert not differing, 'twin plots with different axes (set xlim/ylim):\n' + '\n'.join(
+        differing
+    )
