@@ -237,6 +237,6 @@ class TestVersionsSlice:
         # Lowest: the kept versions are named, in every notebook.
         for notebook in SLICE['lowest-jax']:
             assert (
-                'The outputs shown were made with jax 0.10.2 (here: 0.7.1)'
+                'The outputs shown were made with jax 0.10.2, jaxlib 0.10.2, flax 0.12.8'
                 in said[('lowest-jax', notebook)]
             )
