@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from tests.project import FRONT_MATTER
 from tools.paths import Layout
 from tools.source.sections import SourceCell, find_sections, read_section
 
@@ -63,19 +64,9 @@ def test_every_code_line_fits_79_characters():
     )
 
 
-SECTION = """\
----
-jupytext:
-  text_representation:
-    extension: .md
-    format_name: myst
-    format_version: 0.13
-kernelspec:
-  display_name: Python 3
-  language: python
-  name: python3
----
-
+SECTION = (
+    FRONT_MATTER
+    + """
 # A page
 
 Some prose, longer than seventy-nine characters, which is not code and is not checked.
@@ -92,6 +83,7 @@ x = 1
 y = 2
 ```
 """
+)
 
 
 def test_a_long_line_is_named_with_its_page_and_line(tmp_path):

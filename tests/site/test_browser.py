@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from tests.site.book_site import REPO
-from tools.site.browser import CHROMIUM, CHROMIUM_ARGS, served
+from tools.site.browser import CHROMIUM, served
 
 pytestmark = [pytest.mark.slow, pytest.mark.browser]
 
@@ -71,19 +71,6 @@ def chromium_or_skip():
                 '(apt-get install chromium)'
             )
         pytest.skip(f'no browser at {CHROMIUM} (apt-get install chromium); CI runs this test')
-
-
-@pytest.fixture(scope='module')
-def browser():
-    chromium_or_skip()
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(
-            executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS
-        )
-        yield chromium
-        chromium.close()
 
 
 @pytest.fixture(scope='module')

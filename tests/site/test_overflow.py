@@ -16,8 +16,8 @@ import re
 import pytest
 
 from tests.site.book_site import REPO
-from tests.site.test_browser import Session, chromium_or_skip
-from tools.site.browser import CHROMIUM, CHROMIUM_ARGS, served
+from tests.site.test_browser import Session
+from tools.site.browser import served
 
 pytestmark = [pytest.mark.slow, pytest.mark.browser]
 
@@ -90,19 +90,6 @@ def check_site(browser, base: str, pages: list[str]) -> dict[tuple, list[str]]:
             finally:
                 session.close()
     return found
-
-
-@pytest.fixture(scope='module')
-def browser():
-    chromium_or_skip()
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(
-            executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS
-        )
-        yield chromium
-        chromium.close()
 
 
 @pytest.mark.xfail(
