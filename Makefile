@@ -20,13 +20,23 @@ book: $(STAMP)
 # the built artefacts, the unit and parity tests and the browser behaviour. The build
 # inside pytest finds everything up to date and re-executes nothing. The browser test
 # checks every page with axe-core, installed from package-lock.json. Two pytest-xdist
-# processes, a test file (or class) each at a time, in the order collected: the two halves
-# of the readers' slice (minutes each, much of it waiting on pip) first, side by side.
+# processes, a test file (or class) each at a time. The readers' slice (the tests marked
+# `minutes`, much of it waiting on pip) needs no build: it runs beside the build, its
+# output in $(SLICE_LOG), printed at the end; the target fails if either part fails.
+SLICE_LOG := _build/readers-slice.log
 test: $(STAMP) $(NODE_STAMP)
 	$(VENV)/bin/ruff check $(LINTED)
 	$(VENV)/bin/ruff format --check $(LINTED)
-	$(PY) -m tools build
-	$(PY) -m pytest --numprocesses 2 --dist loadscope --no-loadscope-reorder
+	@mkdir -p _build
+	@$(PY) -m pytest -m minutes -p no:cacheprovider > $(SLICE_LOG) 2>&1 & slice=$$!; \
+	echo "readers' slice: running beside the build, in $(SLICE_LOG)"; \
+	$(PY) -m tools build && \
+	$(PY) -m pytest -m 'not minutes' --numprocesses 2 --dist loadscope --no-loadscope-reorder; \
+	status=$$?; \
+	[ $$status -eq 0 ] || kill $$slice 2>/dev/null; \
+	wait $$slice; slice_status=$$?; \
+	echo "== the readers' slice (ran beside the build)"; cat $(SLICE_LOG); \
+	[ $$status -eq 0 ] && [ $$slice_status -eq 0 ]
 
 # The edit loop: the linter and the formatter's check, then the tests that start no
 # Jupyter kernel, build nothing and open no browser (unit, parity, the pipeline's pieces),

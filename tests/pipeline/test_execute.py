@@ -355,7 +355,7 @@ def test_the_settings_come_from_the_config_and_the_environment(project, monkeypa
     assert settings.kernel_env == {name: str(value) for name, value in block['kernel_env'].items()}
     assert settings.jobs == (auto_jobs() if block['jobs'] == 'auto' else block['jobs'])
     monkeypatch.setattr('tools.run.settings.cpu_cores', lambda: 16)
-    assert auto_jobs() == 8
+    assert auto_jobs() == 16
     monkeypatch.setattr('tools.run.settings.cpu_cores', lambda: 1)
     assert auto_jobs() == 1
     monkeypatch.setenv('BOOK_JOBS', '3')
