@@ -513,7 +513,8 @@ def test_a_dead_kernel_is_reported(project):
 @pytest.mark.slow
 def test_an_interrupt_stops_the_run_and_shuts_its_kernel_down(project, tmp_path):
     """Ctrl-C (SIGINT) during a cell ends the step with status 130 and a message: the
-    kernel is shut down, the next notebook does not start, nothing is written."""
+    kernel is shut down, the next notebook (queued: one kernel at a time) does not start,
+    nothing is written."""
     running = tmp_path / 'running'
     project.section(
         'ch/a', project.code(f'open({str(running)!r}, "w").close()\nimport time\ntime.sleep(60)')
@@ -523,6 +524,7 @@ def test_an_interrupt_stops_the_run_and_shuts_its_kernel_down(project, tmp_path)
     step = subprocess.Popen(
         [*command, '--framework', 'pytorch'],
         cwd=Layout().root,
+        env={**os.environ, 'BOOK_JOBS': '1'},
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
