@@ -91,8 +91,8 @@ def check_site(browser, base: str, pages: list[str]) -> dict[tuple, list[str]]:
 
 @pytest.mark.xfail(
     strict=True,
-    reason='known: 78 boxes of the real book (30 at the Both breakpoint, 5 at 1280 px) and '
-    '3 of the demo still scroll; the test passes, and so fails here, once they fit',
+    reason='known: 78 boxes of the real book (60 at the Both breakpoint, 5 per framework at '
+    '1280 px) and 3 of the demo still scroll; the test passes, and so fails here, once they fit',
 )
 def test_code_and_outputs_fit_their_column(browser, site):
     with served(site.html) as base:

@@ -44,7 +44,8 @@ def auto_jobs() -> int:
     products side by side did 1.25 to 1.35 times the work of one product on two
     threads (PyTorch, 1024 x 1024, float32, measured in turns), and a kernel's
     single-threaded stretches (compiling, plotting, loading data) leave the other
-    core to the other kernel. The longest notebook takes longer; the book less."""
+    core to the other kernel. The longest notebook takes longer; all of them together
+    should take less."""
     return max(1, cpu_cores())
 
 
