@@ -391,16 +391,6 @@ BOTH = (
     'references',
     'report',
 )
-# Pages whose prose still explains the JAX code in paragraphs that both PDFs print (the
-# stacked blocks' nnx.vmap and nnx.scan, the meta device's jax.eval_shape, ...): left out
-# of the check until those paragraphs are marked fw-only-jax.
-NOT_YET_MARKED = (
-    'transformer-block/transformer-block',
-    'transformer-block/block-by-hand',
-    'transformer-block/casebook',
-    'solutions/transformer-block',
-    'solutions/block-by-hand',
-)
 
 
 def site_page_ranges(site, book):
@@ -444,7 +434,7 @@ def test_the_prose_names_no_other_framework(site, printed):
         ranges = site_page_ranges(site, book)
         assert ranges, framework
         for rel, pages in ranges.items():
-            if rel in BOTH or rel in NOT_YET_MARKED:
+            if rel in BOTH:
                 continue
             prose = squeeze(''.join(prose_of(book.document[i]) for i in pages))
             for name in OTHER_NAMES[framework]:
