@@ -214,6 +214,19 @@ def test_the_longest_notebook_runs_first(two_sections, fake_kernel):
     assert [name for name, _ in fake_kernel.started()] == ['ch/b', 'ch/b', 'ch/a', 'ch/a']
 
 
+def test_without_records_the_largest_notebook_runs_first(project, fake_kernel):
+    code = project.code
+    project.section('ch/a-short', '# Short\n', code('x = 1'))
+    project.section('ch/b-long', '# Long\n', code('\n'.join(f'x{i} = {i}' for i in range(40))))
+    run(project, jobs=1)
+    assert [name for name, _ in fake_kernel.started()] == [
+        'ch/b-long',
+        'ch/b-long',
+        'ch/a-short',
+        'ch/a-short',
+    ]
+
+
 def test_long_runs_say_which_cell_they_are_at(project, fake_kernel, monkeypatch):
     code = project.code
     project.section('ch/long', code('x = 1'), code('y = 2'), code('z = 3'))

@@ -512,11 +512,6 @@ def ink_depth(page: pypdfium2.PdfPage) -> float:
     return 0.0 if box is None else box[3] / (bottom - top)
 
 
-@pytest.mark.xfail(
-    strict=False,
-    reason='the JAX PDF of the book still has a page 6% full in the Solutions: a block after '
-    'it that will not break is not found yet',
-)
 def test_no_page_is_less_than_a_quarter_full_but_a_chapter_s_last(site, printed):
     for framework, book in printed.items():
         last = {pages[-1] for pages in site_page_ranges(site, book).values()}

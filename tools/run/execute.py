@@ -157,14 +157,23 @@ def keep_cached(cached: list[tuple[Job, nbformat.NotebookNode]], progress: Progr
 
 
 def longest_first(jobs: list[Job], layout: Layout) -> list[Job]:
-    """Order jobs by their last recorded wall time, unknown ones first."""
+    """Order jobs by their last recorded wall time, longest first, so that the kernels
+    finish together; jobs never recorded (a fresh clone) go first, largest notebook
+    first, since a section's length is the best guess at its run time before it has run."""
     known = {(r['section'], r['framework']): r.get('wall_s', 0.0) for r in records.load(layout)}
     for job in jobs:
         if (job.rel, job.framework) not in known and (executed := read_executed(job.output)):
             wall = recorded(executed).get('wall_s')
             if wall is not None:
                 known[(job.rel, job.framework)] = wall
-    return sorted(jobs, key=lambda j: -known.get((j.rel, j.framework), float('inf')))
+
+    def expected(job: Job) -> tuple[bool, float]:
+        wall = known.get((job.rel, job.framework))
+        if wall is None:
+            return (False, -sum(len(cell.source) for cell in job.notebook.cells))
+        return (True, -wall)
+
+    return sorted(jobs, key=expected)
 
 
 @dataclasses.dataclass
