@@ -191,4 +191,5 @@ def check_shape(a, shape):
     actual = tuple(a.shape)
     expected = tuple(shape)
     if actual != expected:
-        raise ValueError(f'shape mismatch: expected {expected}, got {actual}')
+        message = f'shape mismatch: expected {expected}, got {actual}'
+        raise ValueError(message)

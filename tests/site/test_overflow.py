@@ -16,7 +16,7 @@ import re
 
 import pytest
 
-from tests.site.book_site import REPO
+from tests.site.book_site import REPO, WIDE_TABLE
 from tests.site.test_browser import Session
 from tools.site.browser import served
 
@@ -89,21 +89,21 @@ def check_site(browser, base: str, pages: list[str]) -> dict[tuple, list[str]]:
     return found
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason='known: 78 boxes of the real book (60 at the Both breakpoint, 5 per framework at '
-    '1280 px) and 3 of the demo still scroll; the test passes, and so fails here, once they fit',
-)
 def test_code_and_outputs_fit_their_column(browser, site):
     with served(site.html) as base:
         found = check_site(browser, base, site.sections)
-    problems = [line for boxes in found.values() for line in boxes]
+    # The demo's wide table is wider than any column on purpose (the PDF test keeps its
+    # rows): on screen it scrolls, behind the shade that says there is more.
+    allowed = () if site.real else (WIDE_TABLE.splitlines()[0].strip()[:120],)
+    problems = [line for boxes in found.values() for line in boxes if not line.endswith(allowed)]
     counts = ', '.join(
         f'{choice} {width} px: {len(boxes)}' for (choice, width), boxes in found.items()
     )
     assert not problems, (
         f'{len(problems)} boxes wider than their column ({counts}):\n' + '\n'.join(problems)
     )
+    if not site.real:
+        assert len(found['pytorch', 1280]) == 1, "the demo's wide table is measured"
 
 
 def test_the_breakpoint_is_where_79_characters_fit():
