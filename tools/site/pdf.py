@@ -132,7 +132,7 @@ PREPARE = """([minPt, keepShare]) => {
   const page = probe.getBoundingClientRect().height;
   probe.remove();
   const blocks = 'div.cell_input, div.cell_output, div.output, pre, table, figure, ' +
-    '.book-unfolded, .admonition, blockquote, div.math';
+    '.pst-scrollable-table-container, .book-unfolded, .admonition, blockquote, div.math';
   for (const block of document.querySelectorAll(blocks)) {
     if (block.getBoundingClientRect().height < page * keepShare) {
       block.classList.add('book-keep');
