@@ -512,12 +512,6 @@ def ink_depth(page: pypdfium2.PdfPage) -> float:
     return 0.0 if box is None else box[3] / (bottom - top)
 
 
-@pytest.mark.xfail(
-    strict=False,
-    reason='known, on some layouts only: the JAX PDF can leave a page 6% full before the '
-    "Block by Hand solutions' model code, a block of about a page that moves whole to the "
-    'next page although it may break; the cause is not found yet',
-)
 def test_no_page_is_less_than_a_quarter_full_but_a_chapter_s_last(site, printed):
     for framework, book in printed.items():
         last = {pages[-1] for pages in site_page_ranges(site, book).values()}
