@@ -16,12 +16,13 @@ Where the twins differ, and why:
   ``torch.manual_seed`` sets.
 * The PyTorch modules define ``extra_repr``, which ``print(model)`` shows;
   Flax NNX has no such hook, so the JAX modules do not.
-* Speed switches. PyTorch's ``MultiHeadAttention`` takes ``need_weights``
-  (as ``nn.MultiheadAttention`` does): with ``need_weights=False``, which
-  ``TransformerBlock`` passes, ``dot_product_attention`` computes the same
-  output with PyTorch's fused ``scaled_dot_product_attention`` and returns
-  None for the weights. XLA fuses on its own, so the JAX class has no such
-  switch.
+* ``need_weights``. Both ``MultiHeadAttention`` classes take it (as
+  ``nn.MultiheadAttention`` does), and ``TransformerBlock`` passes
+  ``need_weights=False``: both then return None for the weights. PyTorch's
+  hands the switch on to ``dot_product_attention``, which computes the same
+  output with the fused ``scaled_dot_product_attention``; JAX's computes the
+  output as before, since XLA fuses the steps on its own, so its
+  ``dot_product_attention`` takes no such argument.
 * Training steps. Both ``train_lm`` loops take the lesson's step (forward,
   loss, gradients, update); JAX's is compiled with ``nnx.jit``, and with
   ``micro_batches`` > 1 takes the slices in a ``lax.scan``, which keeps one

@@ -81,11 +81,14 @@ def masked_softmax(scores, mask=None):
 class MultiHeadAttention(nnx.Module):
     """Multi-head scaled dot-product attention.
 
-    Call with ``(queries, keys, values, valid_lens=None)``, inputs of shape
-    (batch, length, num_hiddens). ``valid_lens`` is None, one length per
-    sequence (B,), or one length per query (B, Tq); ``jnp.arange(1, T + 1)``
-    for every query makes the attention causal. Returns ``(output, weights)``
-    with weights of shape (B, num_heads, Tq, Tk).
+    Call with ``(queries, keys, values, valid_lens=None, need_weights=True)``,
+    inputs of shape (batch, length, num_hiddens). ``valid_lens`` is None, one
+    length per sequence (B,), or one length per query (B, Tq);
+    ``jnp.arange(1, T + 1)`` for every query makes the attention causal.
+    Returns ``(output, weights)`` with weights of shape (B, num_heads, Tq, Tk);
+    a caller that drops the weights passes ``need_weights=False`` and gets None
+    in their place. The output is computed the same way either way: XLA fuses
+    the steps on its own, so JAX needs no second kernel as PyTorch does.
 
     The forward pass is: project, ``transpose_qkv``, ``dot_product_attention``
     (a subclass may override it, e.g. to normalise queries and keys first),
@@ -123,13 +126,15 @@ class MultiHeadAttention(nnx.Module):
         weights = masked_softmax(scores, mask)
         return self.dropout(weights) @ V, weights
 
-    def __call__(self, queries, keys, values, valid_lens=None):
+    def __call__(self, queries, keys, values, valid_lens=None,
+                 need_weights=True):
         Q = self.transpose_qkv(self.W_q(queries))
         K = self.transpose_qkv(self.W_k(keys))
         V = self.transpose_qkv(self.W_v(values))
         mask = None if valid_lens is None else _visible_keys(valid_lens, Q, K)
         output, weights = self.dot_product_attention(Q, K, V, mask)
-        return self.W_o(self.transpose_output(output)), weights
+        output = self.W_o(self.transpose_output(output))
+        return output, (weights if need_weights else None)
 
 
 class TimeMachine(_data.TimeMachine):
@@ -300,7 +305,8 @@ class TransformerBlock(nnx.Module):
         self.dropout = nnx.Dropout(dropout, rngs=rngs)
 
     def attend(self, X, valid_lens):
-        return self.dropout(self.attention(X, X, X, valid_lens)[0])
+        output, _ = self.attention(X, X, X, valid_lens, need_weights=False)
+        return self.dropout(output)
 
     def transform(self, X):
         return self.dropout(self.ffn(X))

@@ -246,6 +246,18 @@ LENGTHS = {
 }
 
 
+@pytest.mark.parametrize('case', list(LENGTHS))
+def test_need_weights_false_gives_the_same_output_and_no_weights(fw, case):
+    """Both twins take need_weights: False returns None for the weights and the
+    output the weights give (PyTorch's by its fused kernel, JAX's as before)."""
+    mha = fw.make(MHA, 8, 2, bias=True)
+    q, k, v = inputs(B=3, Tq=6, Tk=6)
+    out, weights = fw.call(mha, q, k, v, LENGTHS[case])
+    alone, none = fw.call(mha, q, k, v, LENGTHS[case], need_weights=False)
+    assert weights.shape == (3, 2, 6, 6) and none is None
+    np.testing.assert_allclose(alone, out, atol=1e-5, rtol=0)
+
+
 def torch_outputs_and_grads(mha, lens, **call_options):
     """Output of ``mha`` (width 8) on a (3, 6, 8) input, the weights it
     returned, and the gradients of a weighted sum of the output with respect

@@ -43,13 +43,15 @@ class TorchSide:
         with torch.no_grad():
             return numpy(model(*map(self.tensor, arrays)))
 
-    def call(self, mha, q, k, v, valid_lens=None):
-        """An attention's (outputs, weights) as NumPy arrays."""
+    def call(self, mha, q, k, v, valid_lens=None, **options):
+        """An attention's (outputs, weights) as NumPy arrays (weights None if it gave none)."""
         if valid_lens is not None:
             valid_lens = self.tensor(valid_lens)
         with torch.no_grad():
-            out, weights = mha(self.tensor(q), self.tensor(k), self.tensor(v), valid_lens)
-        return numpy(out), numpy(weights)
+            out, weights = mha(
+                self.tensor(q), self.tensor(k), self.tensor(v), valid_lens, **options
+            )
+        return numpy(out), None if weights is None else numpy(weights)
 
     def softmax(self, scores, mask):
         return numpy(d2l_torch.masked_softmax(self.tensor(scores), self.tensor(mask)))
@@ -93,10 +95,10 @@ class JaxSide:
         """model(*arrays) as a NumPy array."""
         return np.asarray(jax_apply(model, *map(self.tensor, arrays)))
 
-    def call(self, mha, q, k, v, valid_lens=None):
-        """An attention's (outputs, weights) as NumPy arrays."""
-        out, weights = mha(q, k, v, valid_lens)
-        return np.asarray(out), np.asarray(weights)
+    def call(self, mha, q, k, v, valid_lens=None, **options):
+        """An attention's (outputs, weights) as NumPy arrays (weights None if it gave none)."""
+        out, weights = mha(q, k, v, valid_lens, **options)
+        return np.asarray(out), None if weights is None else np.asarray(weights)
 
     def softmax(self, scores, mask):
         return np.asarray(d2l_jax.masked_softmax(scores, mask))
