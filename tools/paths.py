@@ -138,20 +138,22 @@ def _umask() -> int:
     return mask
 
 
-def write_atomic(path: Path, text: str) -> bool:
-    """Write ``text`` to ``path`` through a temporary file; skip if unchanged.
+def write_atomic(path: Path, content: str | bytes) -> bool:
+    """Write ``content`` (text as UTF-8, or bytes) to ``path`` through a temporary file;
+    skip if the file holds it already.
 
     Returns whether the file was (re)written.
     """
     path = Path(path)
-    if path.exists() and path.read_text(encoding='utf-8') == text:
+    data = content.encode('utf-8') if isinstance(content, str) else content
+    if path.is_file() and path.read_bytes() == data:
         return False
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f'.{path.name}.', suffix='.tmp')
     try:
         os.chmod(tmp, 0o666 & ~_umask())
-        with os.fdopen(fd, 'w', encoding='utf-8') as f:
-            f.write(text)
+        with os.fdopen(fd, 'wb') as f:
+            f.write(data)
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

@@ -1,4 +1,5 @@
-"""The content hash that decides whether a notebook must run again.
+"""The content hash that decides whether a notebook must run again (a tools.stamps
+digest, kept in the executed notebook's metadata).
 
 It covers what can change a notebook's outputs: the source of its code cells (and
 whether each may raise), every ``d2l_mini/*.py`` file, ``requirements.txt`` and the
@@ -11,7 +12,6 @@ the book is executed.
 from __future__ import annotations
 
 import functools
-import hashlib
 from importlib import metadata
 
 import nbformat
@@ -19,6 +19,7 @@ import nbformat
 from tools.frameworks import TABLE
 from tools.paths import Layout
 from tools.source.colab import CELL_ID as INSTALL_CELL_ID
+from tools.stamps import Digest
 from tools.steps import UsageError
 
 # Bump when execution or output cleaning changes in a way that alters outputs.
@@ -59,20 +60,15 @@ def full_protocol() -> bool:
 
 
 def notebook_hash(notebook: nbformat.NotebookNode, layout: Layout) -> str:
-    digest = hashlib.sha256(f'cache-version {CACHE_VERSION}\n'.encode())
+    """The digest (tools.stamps) of what an executed notebook is made from."""
+    digest = Digest(layout).text('cache-version', CACHE_VERSION)
     for cell in hashed_code_cells(notebook):
         may_raise = 'raises-exception' in cell.metadata.get('tags', [])
-        digest.update(f'code raises={may_raise} {len(cell.source)}\n{cell.source}\n'.encode())
-    for path in sorted(layout.library.rglob('*.py')):
-        if '__pycache__' in path.parts:
-            continue
-        data = path.read_bytes()
-        digest.update(f'file {path.relative_to(layout.root).as_posix()} {len(data)}\n'.encode())
-        digest.update(data)
-    if layout.requirements.is_file():
-        digest.update(b'requirements\n' + layout.requirements.read_bytes())
-    digest.update(f'installed\n{installed_builds()}\n'.encode())
-    digest.update(f'full-protocol {full_protocol()}\n'.encode())
+        digest.text(f'code raises={may_raise}', cell.source)
+    digest.files(sorted(layout.library.rglob('*.py')))
+    digest.file(layout.requirements)
+    digest.text('installed', installed_builds())
+    digest.text('full-protocol', str(full_protocol()))
     return digest.hexdigest()
 
 

@@ -26,7 +26,7 @@ from packaging.utils import canonicalize_name
 from tools import facts
 from tools.frameworks import FRAMEWORKS
 from tools.frameworks import framework as framework_row
-from tools.paths import Layout, read_config
+from tools.paths import Layout, read_config, write_atomic
 from tools.run import records as run_records
 from tools.site.report import environment_rows
 from tools.source import colab
@@ -224,10 +224,6 @@ def write_bundles(
         source = Path(notebooks) / framework if notebooks else layout.executed_folder(framework)
         data = bundle(layout, framework, sections, source, commit, repository)
         path = zip_path(layout, framework, folder)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        if not path.is_file() or path.read_bytes() != data:
-            tmp = path.with_name(f'.{path.name}.tmp')
-            tmp.write_bytes(data)
-            tmp.replace(path)
+        write_atomic(path, data)  # only when its bytes changed
         written[framework] = path
     return written

@@ -28,9 +28,7 @@ prints anyway).
 
 from __future__ import annotations
 
-import hashlib
 import io
-import json
 import time
 from pathlib import Path
 
@@ -40,6 +38,7 @@ from tools.paths import Layout, read_config, write_atomic
 from tools.site import book_html, edition
 from tools.site.browser import CHROMIUM, CHROMIUM_ARGS, served
 from tools.site.render import html_is_current
+from tools.stamps import Digest, read_stamp, write_stamp
 from tools.steps import Progress, StepFailed
 
 STAMP = 'pdf-stamp.json'
@@ -265,24 +264,18 @@ def print_document(
 
 
 def stamp(layout: Layout, browser_version: str) -> dict[str, str]:
-    """What the PDFs are made from: the HTML's inputs, the print style (with the code that
-    assembles and prints the document), the browser."""
-    style = hashlib.sha256()
-    for path in (book_html.PRINT_CSS, Path(book_html.__file__), Path(__file__)):
-        style.update(path.read_bytes())
-    return {
-        'inputs': json.loads(layout.render_stamp.read_text(encoding='utf-8'))['inputs'],
-        'style': style.hexdigest(),
-        'browser': browser_version,
-    }
+    """What the PDFs are made from (a tools.stamps digest of the HTML's own digest, the
+    print style and the code that assembles and prints the document), and the browser."""
+    inputs = Digest(layout).text('html', read_stamp(layout.render_stamp).get('inputs', ''))
+    inputs.file(book_html.PRINT_CSS).code('tools.site.pdf')
+    return {'inputs': inputs.hexdigest(), 'browser': browser_version}
 
 
 def printed_from(layout: Layout) -> dict[str, str]:
     """The stamp of the PDFs in _build/downloads/ ({} when one of them is missing)."""
-    path = layout.book_downloads / STAMP
-    if not path.is_file() or not all(pdf_path(layout, fw).is_file() for fw in FRAMEWORKS):
+    if not all(pdf_path(layout, fw).is_file() for fw in FRAMEWORKS):
         return {}
-    return json.loads(path.read_text(encoding='utf-8'))
+    return read_stamp(layout.book_downloads / STAMP)
 
 
 def pdfs_are_current(layout: Layout) -> bool:
@@ -290,8 +283,7 @@ def pdfs_are_current(layout: Layout) -> bool:
     is now (whichever browser printed them)."""
     if not html_is_current(layout):
         return False
-    found, now = printed_from(layout), stamp(layout, '')
-    return all(found.get(key) == now[key] for key in ('inputs', 'style'))
+    return printed_from(layout).get('inputs') == stamp(layout, '')['inputs']
 
 
 def launch(playwright: object, chromium: str) -> object:
@@ -336,15 +328,12 @@ def write_pdfs(
                         layout.html, layout.site, framework, title, made.site_url, made
                     )
                     pdf = print_document(browser, base, document, progress)
-                    path.parent.mkdir(parents=True, exist_ok=True)
-                    tmp = path.with_name(f'.{path.name}.tmp')
-                    tmp.write_bytes(pdf)
-                    tmp.replace(path)
+                    write_atomic(path, pdf)
                     progress(
                         f'pdf: {path} ({len(pdf) / 1e6:.1f} MB) printed in '
                         f'{time.perf_counter() - start:.0f} s'
                     )
         finally:
             browser.close()
-    write_atomic(layout.book_downloads / STAMP, json.dumps(now, indent=1) + '\n')
+    write_stamp(layout.book_downloads / STAMP, **now)
     return paths

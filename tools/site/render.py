@@ -9,27 +9,32 @@ the last successful render (inputs_hash), the HTML is kept as it is (`--force` r
 
 from __future__ import annotations
 
-import hashlib
-import json
 import shutil
 import subprocess
 import sys
 import time
-from importlib import metadata
 from pathlib import Path
 
 import yaml
 
 from tools.frameworks import FRAMEWORKS, TABLE
 from tools.machines import margins
-from tools.paths import ROOT, Layout, read_config, write_atomic
+from tools.paths import ROOT, Layout, read_config
 from tools.run.settings import BLOCK as BOOK_EXECUTE
 from tools.site import report
 from tools.source.sections import book_pages, read_toc, toc_pages
+from tools.stamps import Digest, read_stamp, write_stamp
 from tools.steps import Progress, StepFailed
 
 GENERATED_PAGES = ('report',)
 EXTENSION = 'tools.site.render_ext'  # the book's Sphinx extension, as _config.yml names it
+# The code that makes the HTML: this step and the extension with its modules (and what they
+# import from tools/, tools.stamps.Digest.code).
+RENDER_CODE = (
+    'tools.site.render',
+    EXTENSION,
+    *(f'tools.site.ext.{path.stem}' for path in sorted((ROOT / 'tools/site/ext').glob('*.py'))),
+)
 # The packages that turn the site into HTML: a new version renders again.
 SITE_PACKAGES = (
     'jupyter-book',
@@ -151,36 +156,27 @@ def build_html(site: Path, *, quiet: bool = False) -> None:
 
 
 def inputs_hash(layout: Layout) -> str:
-    """A hash of everything the HTML is made from: the book's sources and configuration,
-    the build's tools, d2l_mini, the split and merged notebooks, the execution records (so that the
-    report's executed/cached column is always the last run's) and jupyter-book's versions."""
-    digest = hashlib.sha256()
-    for name in SITE_PACKAGES:
-        try:
-            digest.update(f'{name}=={metadata.version(name)}\n'.encode())
-        except metadata.PackageNotFoundError:
-            digest.update(f'{name} missing\n'.encode())
-    files = [layout.config, layout.toc, layout.requirements, layout.records, margins.path(layout)]
-    files += sorted(layout.book.rglob('*')) + sorted(layout.tools.rglob('*.py'))
-    files += sorted(layout.library.rglob('*.py'))  # the reference page documents d2l_mini
-    files += [
-        path
-        for folder in (layout.merged_folder, *map(layout.split_folder, FRAMEWORKS))
-        for path in sorted(folder.rglob('*.ipynb'))
-    ]
-    for path in files:
-        if path.is_file() and '__pycache__' not in path.parts:
-            data = path.read_bytes()
-            digest.update(f'{path.as_posix()} {len(data)}\n'.encode() + data)
+    """The digest (tools.stamps) of what the HTML is made from: the book's sources and
+    configuration, the code that renders (this module, the Sphinx extension and what they
+    import from tools/), d2l_mini (the reference page documents it), the split and merged
+    notebooks, the execution records (so that the report's executed/cached column is
+    always the last run's), the machines' margins and jupyter-book's versions."""
+    digest = Digest(layout).packages(SITE_PACKAGES)
+    digest.files([layout.config, layout.toc, layout.requirements, layout.records])
+    digest.file(margins.path(layout))
+    digest.files(path for path in sorted(layout.book.rglob('*')) if path.is_file())
+    digest.code(*RENDER_CODE)
+    digest.files(sorted(layout.library.rglob('*.py')))
+    for folder in (layout.merged_folder, *map(layout.split_folder, FRAMEWORKS)):
+        digest.files(sorted(folder.rglob('*.ipynb')))
     return digest.hexdigest()
 
 
 def html_is_current(layout: Layout) -> bool:
     """Whether the HTML was rendered from the inputs as they are now."""
-    stamp = layout.render_stamp
-    if not stamp.is_file() or not (layout.html / 'index.html').is_file():
+    if not (layout.html / 'index.html').is_file():
         return False
-    return json.loads(stamp.read_text(encoding='utf-8')).get('inputs') == inputs_hash(layout)
+    return read_stamp(layout.render_stamp).get('inputs') == inputs_hash(layout)
 
 
 def render(
@@ -214,7 +210,7 @@ def render(
     if layout.site_build.exists():
         shutil.rmtree(layout.site_build)
     build_html(layout.site, quiet=quiet)
-    write_atomic(layout.render_stamp, json.dumps({'inputs': inputs}) + '\n')
+    write_stamp(layout.render_stamp, inputs=inputs)
     progress(
         f'render: HTML built in {time.perf_counter() - start:.0f} s: {layout.html / "index.html"}'
     )
