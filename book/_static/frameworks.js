@@ -151,6 +151,23 @@
     }, true);
   }
 
+  // Twins whose code is the same, line for line (a cell that only calls the library, say):
+  // side by side, the style shows the code once across both columns and each framework's
+  // outputs in its column (fw-same-code; fw-code-only where neither has outputs). Folded
+  // cells keep their two boxes.
+  function markSameCode(box, run) {
+    if (run.length !== FRAMEWORKS.length) return;
+    var codes = run.map(function (cell) {
+      var pre = cell.querySelector(":scope > div.cell_input pre");
+      return pre ? pre.textContent : null;
+    });
+    if (codes[0] === null || codes.some(function (code) { return code !== codes[0]; })) return;
+    box.classList.add("fw-same-code");
+    if (!run.some(function (cell) { return cell.querySelector(":scope > div.cell_output"); })) {
+      box.classList.add("fw-code-only");
+    }
+  }
+
   // A run starts at a tagged cell and takes the tagged cells that follow it; a cell of
   // a framework earlier in the table (a PyTorch cell after a JAX cell) starts the next
   // run. Runs with every framework get a tab bar.
@@ -173,6 +190,7 @@
       cell.parentElement.insertBefore(box, cell);
       box.appendChild(tabBar(panels, ++groups));
       run.forEach(function (c) { box.appendChild(c); });
+      markSameCode(box, run);
       syncToggles(box);
     });
     apply(choice);

@@ -240,7 +240,11 @@ def test_the_framework_style_follows_the_table():
     assert 'html:not(.fw-js) .fw-value.fw-only-b::before { content: " / B: "; }' in css
     side = css.split('@media screen {\n')[1]
     assert 'html.fw-side .fw-group { grid-template-columns: repeat(3, minmax(0, 1fr)); }' in side
-    assert 'html.fw-side .fw-group > div.cell.tag_c { grid-column: 3; }' in side
+    assert (
+        'html.fw-side .fw-group > div.cell.tag_c,\n'
+        'html.fw-side .fw-same-code > div.cell.tag_c::before,\n'
+        'html.fw-side .fw-same-code > div.cell.tag_c > div.cell_output { grid-column: 3; }'
+    ) in side
     assert 'html.fw-side .fw-value.fw-only-c::before { content: " / C: "; }' in side
     assert 'html.fw-side div.cell.tag_a::before, html.fw-side div.fw-only-a::before' in side
 

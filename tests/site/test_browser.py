@@ -531,6 +531,8 @@ LAYOUT = """() => {
   return [...document.querySelectorAll('.fw-group')].map(group => ({
     box: box(group),
     bar: box(group.querySelector('.fw-tabbar')),
+    same: group.classList.contains('fw-same-code'),
+    inputs: [...group.querySelectorAll('.cell_input')].filter(el => el.checkVisibility()).map(box),
     cells: [...group.querySelectorAll(':scope > div.cell')].map(cell => {
       const input = [...cell.querySelectorAll('.cell_input')].find(el => el.checkVisibility());
       return {
@@ -569,6 +571,21 @@ def twin_pairs(group):
     ]
 
 
+def assert_same_code_once(group, where):
+    """Twins with the same code: the code once, across both columns, and under it each
+    framework's outputs in its column."""
+    (code,) = group['inputs']
+    assert abs(code['width'] - group['box']['width']) < 1, (where, code)
+    middle = group['box']['left'] + group['box']['width'] / 2
+    for cell in group['cells']:
+        for output in cell['outputs']:
+            assert output['top'] >= code['bottom'] - 0.5, (where, output)
+            if cell['framework'] == 'pytorch':
+                assert output['right'] < middle, (where, output)
+            else:
+                assert output['left'] > middle, (where, output)
+
+
 def assert_side_by_side(page):
     """Every group shows PyTorch in the left column and JAX in the right, under a bar
     across both; twins start level, their rows aligned line for line, the rows that differ
@@ -581,6 +598,9 @@ def assert_side_by_side(page):
         where = f'{page.url}: group {g}'
         middle = group['box']['left'] + group['box']['width'] / 2
         assert abs(group['bar']['width'] - group['box']['width']) < 1, where
+        if group['same']:
+            assert_same_code_once(group, where)
+            continue
         for cell in group['cells']:
             left, right = cell['box']['left'], cell['box']['right']
             if cell['framework'] == 'pytorch':
@@ -689,6 +709,20 @@ def test_twins_are_aligned_row_by_row_with_the_differences_marked(wide, site):
             '*net = Net(rngs=nnx.Rngs(0))',
         ],
     ]
+
+
+def test_twins_with_the_same_code_show_it_once_across_both_columns(wide, site):
+    if site.real:
+        pytest.skip('the hand-made book knows which twins have the same code')
+    page = wide.open('demo/twins', '?framework=both')
+    same = page.locator('.fw-group.fw-same-code')
+    assert same.count() == 1 and 'd2l.plot' in same.inner_text()
+    assert page.locator('.fw-group').count() > 1, 'the other twins keep their columns'
+    assert_side_by_side(page)  # the code once, across; each framework's plot below it
+    page.locator('.fw-tab[data-choice=jax]').first.click()
+    jax_code = same.locator('div.cell.tag_jax div.cell_input')
+    assert jax_code.is_visible() and not same.locator('div.cell.tag_pytorch').is_visible()
+    assert wide.errors == []
 
 
 def test_hidden_sources_open_and_close_with_their_twins(wide, site):

@@ -63,7 +63,10 @@ def frameworks_css(table: list[tuple[str, str]]) -> str:
     ]
     grid = f'repeat({len(names)}, minmax(0, 1fr))'
     columns = [f'{SIDE_BY_SIDE} .fw-group {{ grid-template-columns: {grid}; }}'] + [
-        f'{SIDE_BY_SIDE} .fw-group > div.cell.tag_{name} {{ grid-column: {i + 1}; }}'
+        f'{SIDE_BY_SIDE} .fw-group > div.cell.tag_{name},\n'
+        f'{SIDE_BY_SIDE} .fw-same-code > div.cell.tag_{name}::before,\n'
+        f'{SIDE_BY_SIDE} .fw-same-code > div.cell.tag_{name} > div.cell_output '
+        f'{{ grid-column: {i + 1}; }}'
         for i, name in enumerate(names)
     ]
     rules = [
