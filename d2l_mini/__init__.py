@@ -29,6 +29,13 @@ Where the twins differ, and why:
   slice's arrays in the CPU's cache at a time (an unrolled loop would not).
   JAX's ``_count_finished`` moves the progress bar without waiting for the
   asynchronously dispatched steps; PyTorch's loop moves it after each step.
+  The helper ``_value_and_grad`` returns the loss and leaves the gradient in
+  each parameter's ``.grad`` in PyTorch, where ``optimizer.step()`` reads it;
+  JAX's returns ``(loss, grads)``, the only way a JAX function hands results
+  back.
+* Devices. PyTorch's ``train_lm`` moves the model and each batch to
+  ``try_gpu()``; JAX puts new arrays on its default device (the first GPU
+  where there is one) by itself, so JAX's ``train_lm`` moves nothing.
 * JAX's ``generate`` draws each character with ``_sample_next``, compiled
   once for a context padded to ``max_len``; PyTorch's runs the model eagerly.
 
