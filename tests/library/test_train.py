@@ -40,7 +40,8 @@ def assert_micro_batches_validated(d2l, model, tm, optimizer):
 
 class BarRecorder:
     """Stands in for tqdm's bar in ``d2l_mini.progress``: keeps every bar made, each
-    writing to its own StringIO, shown from the start (no delay)."""
+    writing to its own StringIO, shown from the start (no delay) and redrawn at every
+    update (tqdm's dynamic ``miniters`` would skip the last one in a fast loop)."""
 
     def __init__(self, monkeypatch):
         import io
@@ -54,7 +55,7 @@ class BarRecorder:
 
         class RecordedBar(std.tqdm):
             def __init__(self, *args, **kwargs):
-                kwargs.update(file=io.StringIO(), delay=0, mininterval=0)
+                kwargs.update(file=io.StringIO(), delay=0, mininterval=0, miniters=1)
                 super().__init__(*args, **kwargs)
                 self.enabled = not self.disable  # close() disables a bar
                 recorder.bars.append(self)
