@@ -140,9 +140,9 @@ def margins_markdown(summary: dict, rows: int = MARGIN_ROWS) -> str:
     lines = [
         '## Claims on other machines',
         '',
-        f'The run that stands for other machines (`python -m tools machines`, '
-        f'{run_time(summary.get("made_at", ""))}) executed the notebooks again in '
-        f'{len(environments)} environments ({", ".join(environments)}) and recorded every '
+        f'A run that stands for other machines ({run_time(summary.get("made_at", ""))}) '
+        f'executed the notebooks again in {len(environments)} environments that change the '
+        f'numerics ({", ".join(environments)}) and recorded every '
         f'claim: {len(claims)} in all, {len(failed)} of them missed somewhere. A margin is the '
         'distance of the value from its nearest bound, relative to the larger; the spread, '
         'how far the value moved between environments. The '
