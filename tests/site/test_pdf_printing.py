@@ -7,9 +7,12 @@ printing from a layout made afresh is the same every time.
 """
 
 import json
+import shutil
 
 import pytest
 
+from tools.paths import Layout
+from tools.site import browser as page_scripts
 from tools.site import pdf
 
 TARGETS = ('intro', 'methods', 'results')
@@ -39,9 +42,9 @@ class View:
         return list(TARGETS)
 
     def evaluate(self, script, argument=None):
-        if script == pdf.FRESH_LAYOUT:
+        if script == page_scripts.script(pdf.FRESH_LAYOUT):
             self.carried = False
-        elif script == pdf.FILL_TOC:
+        elif script == page_scripts.script(pdf.FILL_TOC):
             self.toc = dict(argument)
 
     def pdf(self, **options):
@@ -92,3 +95,25 @@ def test_an_entry_without_a_destination_is_named():
     browser = Browser(lambda printings, afresh: {'intro': 3, 'methods': 9})
     with pytest.raises(pdf.PdfError, match='no destination for results'):
         pdf.print_document(browser, 'http://book.test', '<html></html>')
+
+
+def test_every_script_it_runs_in_the_page_is_one_that_the_stamp_follows(monkeypatch):
+    run = []
+    monkeypatch.setattr(pdf, 'script', lambda name: run.append(name) or page_scripts.script(name))
+    pdf.print_document(Browser(alternating), 'http://book.test', '<html></html>')
+    assert set(run) == set(pdf.SCRIPTS)
+
+
+def test_the_stamp_follows_each_script(tmp_path, monkeypatch):
+    layout = Layout(root=tmp_path)
+    scripts = tmp_path / 'js'
+    shutil.copytree(page_scripts.SCRIPTS, scripts)
+    monkeypatch.setattr(page_scripts, 'SCRIPTS', scripts)
+    before = pdf.stamp(layout, 'Chromium 1')
+    for name in pdf.SCRIPTS:
+        path = page_scripts.script_path(name)
+        text = path.read_text()
+        path.write_text(text.replace('=>', '=>  ', 1))
+        assert pdf.stamp(layout, 'Chromium 1') != before, name
+        path.write_text(text)
+    assert pdf.stamp(layout, 'Chromium 1') == before

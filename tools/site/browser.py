@@ -1,6 +1,8 @@
 """The built HTML in a real browser: served from 127.0.0.1, shown in headless Chromium.
 
-Used by ``python -m tools screenshot`` and by the browser tests.
+Used by ``python -m tools screenshot``, ``python -m tools pdf`` and by the browser tests.
+The functions these steps run in the page are JavaScript files of tools/site/js/, one
+function each, written as an expression that Playwright's ``evaluate`` calls (``script``).
 """
 
 import contextlib
@@ -12,6 +14,8 @@ import threading
 from collections.abc import Iterator
 from pathlib import Path
 
+# The functions that the steps run in the page, one a file: <name>.js.
+SCRIPTS = Path(__file__).with_name('js')
 # Debian's chromium unless BOOK_CHROMIUM names another build.
 CHROMIUM = os.environ.get('BOOK_CHROMIUM', '/usr/bin/chromium')
 # No sandbox (containers lack it), no GPU, and none of the browser's own network traffic.
@@ -23,6 +27,15 @@ CHROMIUM_ARGS = [
     '--disable-sync',
     '--no-first-run',
 ]
+
+
+def script_path(name: str) -> Path:
+    return SCRIPTS / f'{name}.js'
+
+
+def script(name: str) -> str:
+    """The function of tools/site/js/<name>.js, as Playwright's ``evaluate`` takes it."""
+    return script_path(name).read_text(encoding='utf-8')
 
 
 class QuietHandler(http.server.SimpleHTTPRequestHandler):

@@ -22,8 +22,8 @@ layout, Chromium breaks a long book's pages a little differently every other tim
 and 180 pages in turn on this book), and the contents would never settle. The PDFs go to
 _build/downloads/ (tools/site/downloads.py copies them into the HTML's ``downloads/``
 folder). They are printed again only when the HTML, the print style or the code that
-assembles and prints them, or Chromium changed since (``pdf-stamp.json``; ``--force``
-prints anyway).
+assembles and prints them (with the functions it runs in the page, tools/site/js/), or
+Chromium changed since (``pdf-stamp.json``; ``--force`` prints anyway).
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ from tools import facts
 from tools.frameworks import FRAMEWORKS
 from tools.paths import Layout, read_config, write_atomic
 from tools.site import book_html, edition
-from tools.site.browser import CHROMIUM, CHROMIUM_ARGS, served
+from tools.site.browser import CHROMIUM, CHROMIUM_ARGS, script, script_path, served
 from tools.site.render import html_is_current
 from tools.stamps import Digest, read_stamp, write_stamp
 from tools.steps import Progress, StepFailed
@@ -51,106 +51,18 @@ PDF_OPTIONS = {
     'prefer_css_page_size': True,
     'print_background': True,
 }
-# Waits for MathJax to typeset and for every font the page uses.
-SETTLED = """async () => {
-  if (window.MathJax && MathJax.startup && MathJax.startup.promise) {
-    await MathJax.startup.promise;
-  }
-  await document.fonts.ready;
-}"""
-# Throws the whole layout away, so that the next printing lays the document out anew
-# rather than from what the previous one left behind.
-FRESH_LAYOUT = """() => {
-  const body = document.body;
-  body.style.display = 'none';
-  void body.offsetHeight;
-  body.style.display = '';
-  void body.offsetHeight;
-}"""
 # The smallest size an output is set in to keep its lines whole, in points.
 MIN_OUTPUT_PT = 5.25
 # A block shorter than this share of the page's text height is kept on one page.
 KEEP_SHARE = 1 / 3
-# Outputs too wide for the text: a smaller size, down to MIN_OUTPUT_PT, then wrapped.
-# Short blocks: kept on one page.  Returns what it did, for the build's log.
-PREPARE = """([minPt, keepShare]) => {
-  const pxPerPt = 96 / 72;
-  let smaller = 0, wrapped = 0, kept = 0;
-  // Measured on a body as wide as a printed page's text (the window is wider).
-  const body = document.body;
-  body.style.width = 'var(--book-text-width)';
-  body.style.boxSizing = 'content-box';
-  for (const pre of document.querySelectorAll('div.cell_output pre, div.output pre')) {
-    if (pre.scrollWidth <= pre.clientWidth + 1) continue;
-    // A table (several lines too long) is set smaller; a line or two too long wrap.
-    const lines = pre.textContent.replace(/\\n$/, '').split('\\n');
-    const longest = Math.max(...lines.map(line => line.length));
-    const room = longest * pre.clientWidth / pre.scrollWidth;
-    const over = lines.filter(line => line.length > room).length;
-    let size = parseFloat(getComputedStyle(pre).fontSize) / pxPerPt;
-    if (over < 3 && over < lines.length * 0.3) size = minPt;  // wraps below
-    while (pre.scrollWidth > pre.clientWidth + 1 && size > minPt) {
-      size = Math.max(minPt, size - 0.25);
-      pre.style.fontSize = `${size}pt`;
-    }
-    if (pre.style.fontSize) smaller += 1;
-    if (pre.scrollWidth > pre.clientWidth + 1) {
-      pre.classList.add('book-wrapped');
-      wrapped += 1;
-    }
-  }
-  // A display equation wider than the text is set smaller (MathJax sizes it in em).
-  for (const math of document.querySelectorAll('mjx-container[display="true"]')) {
-    if (math.scrollWidth > math.clientWidth + 1) {
-      math.style.fontSize = `${Math.floor(100 * math.clientWidth / math.scrollWidth)}%`;
-      smaller += 1;
-    }
-  }
-  // A table wider than the text is set smaller, down to minPt, then made to wrap.
-  for (const table of document.querySelectorAll('table')) {
-    const box = table.parentElement;
-    let size = parseFloat(getComputedStyle(table).fontSize) / pxPerPt;
-    while (table.offsetWidth > box.clientWidth + 1 && size > minPt) {
-      size = Math.max(minPt, size - 0.25);
-      table.style.fontSize = `${size}pt`;
-    }
-    if (table.style.fontSize) smaller += 1;
-    if (table.offsetWidth > box.clientWidth + 1) {
-      table.classList.add('book-wrapped');
-      wrapped += 1;
-    }
-  }
-  // Whatever still reaches past the text would make Chromium shrink every page to fit.
-  const edge = body.getBoundingClientRect().right + 1;
-  const wide = [...body.querySelectorAll('*')].filter(
-    element => element.getBoundingClientRect().right > edge &&
-      element.parentElement.getBoundingClientRect().right <= edge).length;
-  const probe = document.createElement('div');
-  probe.style.cssText = 'position:absolute;visibility:hidden;height:var(--book-text-height)';
-  document.body.appendChild(probe);
-  const page = probe.getBoundingClientRect().height;
-  probe.remove();
-  const blocks = 'div.cell_input, div.cell_output, div.output, pre, table, figure, ' +
-    '.pst-scrollable-table-container, .book-unfolded, .admonition, blockquote, div.math';
-  for (const block of document.querySelectorAll(blocks)) {
-    if (block.getBoundingClientRect().height < page * keepShare) {
-      block.classList.add('book-keep');
-      kept += 1;
-    }
-  }
-  body.style.width = '';
-  body.style.boxSizing = '';
-  return {smaller, wrapped, kept, page, wide};
-}"""
-# The title of every heading that Chromium makes a bookmark of, in the document's order.
-HEADING_TITLES = """() => Array.from(document.querySelectorAll('h1, h2, h3, h4, h5, h6'))
-  .filter(heading => heading.checkVisibility())
-  .map(heading => heading.dataset.bookTitle ?? heading.textContent.replace(/\\s+/g, ' ').trim())"""
-FILL_TOC = """numbers => {
-  for (const slot of document.querySelectorAll('.book-toc-page')) {
-    slot.textContent = numbers[slot.dataset.target] ?? '';
-  }
-}"""
+# The functions it runs in the page, each a file of tools/site/js/ (browser.script).
+SETTLED = 'settled'  # waits for MathJax and the fonts
+PREPARE = 'prepare'  # sets wide outputs smaller or wraps them; keeps short blocks whole
+HEADING_TITLES = 'heading-titles'  # the titles of the headings that become bookmarks
+TOC_TARGETS = 'toc-targets'  # what each entry of the table of contents points at
+FRESH_LAYOUT = 'fresh-layout'  # throws the layout away before each printing
+FILL_TOC = 'fill-toc'  # writes the page numbers into the table of contents
+SCRIPTS = (SETTLED, PREPARE, HEADING_TITLES, TOC_TARGETS, FRESH_LAYOUT, FILL_TOC)
 
 
 class PdfError(StepFailed):
@@ -224,21 +136,19 @@ def print_document(
         )
         view.emulate_media(media='print')  # what the script measures is laid out as printed
         view.goto(f'{base}/{PRINT_PAGE}', wait_until='load')
-        view.evaluate(SETTLED)
-        done = view.evaluate(PREPARE, [MIN_OUTPUT_PT, KEEP_SHARE])
+        view.evaluate(script(SETTLED))
+        done = view.evaluate(script(PREPARE), [MIN_OUTPUT_PT, KEEP_SHARE])
         if progress is not None and done:
             progress(
                 f'pdf: {done["smaller"]} outputs set smaller to fit, {done["wrapped"]} '
                 f'wrapped; {done["kept"]} blocks kept on one page; {done["wide"]} still '
                 'wider than the text'
             )
-        titles = view.evaluate(HEADING_TITLES)
-        targets = view.eval_on_selector_all(
-            f'.{book_html.PAGE_SLOT}', 'slots => slots.map(slot => slot.dataset.target)'
-        )
+        titles = view.evaluate(script(HEADING_TITLES))
+        targets = view.eval_on_selector_all(f'.{book_html.PAGE_SLOT}', script(TOC_TARGETS))
         numbers: dict[str, int] = {}
         for _ in range(MAX_PRINTINGS):
-            view.evaluate(FRESH_LAYOUT)
+            view.evaluate(script(FRESH_LAYOUT))
             pdf = view.pdf(**PDF_OPTIONS)
             found = page_numbers(pdf)
             missing = [target for target in targets if target not in found]
@@ -254,7 +164,7 @@ def print_document(
                 f'{t} {numbers.get(t)}->{now[t]}' for t in targets if numbers.get(t) != now[t]
             ]
             numbers = now
-            view.evaluate(FILL_TOC, numbers)
+            view.evaluate(script(FILL_TOC), numbers)
         raise PdfError(
             f"the table of contents' page numbers still changed after {MAX_PRINTINGS} "
             f'printings ({len(moved)} entries in the last, e.g. {", ".join(moved[:5])})'
@@ -265,9 +175,11 @@ def print_document(
 
 def stamp(layout: Layout, browser_version: str) -> dict[str, str]:
     """What the PDFs are made from (a tools.stamps digest of the HTML's own digest, the
-    print style and the code that assembles and prints the document), and the browser."""
+    print style and the code that assembles and prints the document, its scripts
+    included), and the browser."""
     inputs = Digest(layout).text('html', read_stamp(layout.render_stamp).get('inputs', ''))
     inputs.file(book_html.PRINT_CSS).code('tools.site.pdf')
+    inputs.files(script_path(name) for name in SCRIPTS)
     return {'inputs': inputs.hexdigest(), 'browser': browser_version}
 
 

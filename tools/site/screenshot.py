@@ -14,11 +14,12 @@ from pathlib import Path
 from urllib.parse import urlencode
 
 from tools.frameworks import FRAMEWORKS
-from tools.site.browser import CHROMIUM, CHROMIUM_ARGS, served
+from tools.site.browser import CHROMIUM, CHROMIUM_ARGS, script, served
 from tools.steps import UsageError
 
 # What ?framework= selects: a framework, or every one side by side (frameworks.js).
 CHOICES = (*FRAMEWORKS, 'both')
+SCROLL_TO_FIGURE = 'scroll-to-figure'  # tools/site/js/scroll-to-figure.js
 
 
 def screenshot(
@@ -63,12 +64,7 @@ def shoot(browser: object, url: str, out: Path, width: int, height: int) -> None
     view = context.new_page()
     view.goto(url)
     view.wait_for_load_state('load')
-    view.evaluate("""() => {
-        const groups = [...document.querySelectorAll('.fw-group')];
-        const group = groups.find(g => g.querySelector('.cell_output img')) || groups[0];
-        if (group) window.scrollTo({top: group.getBoundingClientRect().bottom + window.scrollY
-                                         - window.innerHeight + 24, behavior: 'instant'});
-    }""")
+    view.evaluate(script(SCROLL_TO_FIGURE))
     view.wait_for_timeout(300)
     out.parent.mkdir(parents=True, exist_ok=True)
     view.screenshot(path=str(out))
