@@ -13,7 +13,7 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from tools import build, publish, readers
+from tools import build, facts, publish, readers
 from tools.frameworks import FRAMEWORKS
 from tools.machines import environments as machine_environments
 from tools.machines import margins
@@ -152,6 +152,10 @@ def run_screenshot(args: argparse.Namespace, layout: Layout) -> None:
         args.html or layout.html, args.page, out, framework=args.framework, width=args.width
     )
     say(f'wrote {shot}')
+
+
+def run_facts(args: argparse.Namespace, layout: Layout) -> None:
+    say(facts.FACTS[args.name](layout))
 
 
 def sections_argument(parser: argparse.ArgumentParser) -> None:
@@ -294,6 +298,8 @@ def command_line() -> argparse.ArgumentParser:
         help="the tabs' choice to show (default: the first framework)",
     )
     sub.add_argument('--width', type=int, default=1200, help='in pixels (default: 1200)')
+    sub = step('facts', run_facts, "print one of the book's facts (tools/facts.py), for scripts")
+    sub.add_argument('name', choices=facts.FACTS, help='which fact')
     return parser
 
 

@@ -1,5 +1,7 @@
 """Facts about the book that several steps need, each derived in one place from the
-book's configuration; no Sphinx here, so that every step may import it.
+book's configuration or its library; no Sphinx here, so that every step may import it.
+``python -m tools facts NAME`` prints one of them (``FACTS``), for scripts such as the
+workflow on the repository host.
 
 - the repository: ``repository.url`` of _config.yml (:func:`repository_url`), its
   GitHub ``owner/name`` (:func:`github_repo`) and its name (:func:`repo_name`), which
@@ -8,12 +10,14 @@ book's configuration; no Sphinx here, so that every step may import it.
 - the notebooks' branch (:func:`notebooks_branch`) and Colab's address of a notebook on
   it (:func:`colab_url`);
 - the folders of the site that hold the split notebooks and the downloads, and the
-  downloads' file names (:func:`download_name`).
+  downloads' file names (:func:`download_name`);
+- the corpus's SHA-1, which d2l_mini checks it against (:func:`corpus_sha1`).
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from tools.paths import Layout, read_config
 from tools.steps import UsageError
@@ -97,3 +101,19 @@ def colab_url(repo: str, branch: str, framework: str, page: str) -> str:
     """Colab's address of the notebook of ``page`` (e.g. 'transformer-block/vit') on the
     notebooks branch of the GitHub repository ``repo`` ('owner/name')."""
     return COLAB_URL.format(repo=repo, branch=branch, framework=framework, page=page)
+
+
+def corpus_sha1() -> str:
+    """The SHA-1 of the corpus, as d2l_mini.data checks it (the workflow's corpus cache is
+    keyed on it)."""
+    from d2l_mini import data
+
+    return data.TIME_MACHINE_SHA1
+
+
+# What ``python -m tools facts NAME`` prints: {NAME: the fact of a layout}.
+FACTS: dict[str, Callable[[Layout], str]] = {
+    'corpus-sha1': lambda layout: corpus_sha1(),
+    'repository-url': repository_url,
+    'notebooks-branch': notebooks_branch,
+}

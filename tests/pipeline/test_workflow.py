@@ -1,8 +1,9 @@
-"""The workflow on the repository host (.github/workflows/book.yml).
+"""The workflow on the repository host (.github/workflows/book.yml) and the local action
+that sets up each of its jobs (.github/actions/setup-book/action.yml).
 
-It is checked against the published GitHub workflow schema that check-jsonschema
-carries (no network), and against the project: the frameworks of the matrix, the
-commands it runs, the artefacts passed from job to job.
+They are checked against the published GitHub workflow and action schemas that
+check-jsonschema carries (no network), and against the project: the frameworks of the
+matrix, the commands it runs, the artefacts passed from job to job, the corpus's checksum.
 """
 
 import json
@@ -20,10 +21,12 @@ from tools.frameworks import FRAMEWORKS
 from tools.paths import ROOT
 
 WORKFLOW = ROOT / '.github' / 'workflows' / 'book.yml'
+SETUP = './.github/actions/setup-book'  # as a job's step names it
+ACTION = ROOT / SETUP / 'action.yml'
 
 
-def validate(*paths: Path) -> dict:
-    """check-jsonschema's report on ``paths`` against GitHub's workflow schema."""
+def validate(*paths: Path, schema: str = 'vendor.github-workflows') -> dict:
+    """check-jsonschema's report on ``paths`` against one of GitHub's schemas."""
     result = subprocess.run(
         [
             sys.executable,
@@ -32,7 +35,7 @@ def validate(*paths: Path) -> dict:
             '--output-format',
             'json',
             '--builtin-schema',
-            'vendor.github-workflows',
+            schema,
             *map(str, paths),
         ],
         capture_output=True,
@@ -49,8 +52,17 @@ def workflow() -> dict:
     return data
 
 
+def action() -> dict:
+    return yaml.safe_load(ACTION.read_text(encoding='utf-8'))
+
+
 def runs(job: dict) -> str:
     return '\n'.join(step.get('run', '') for step in job['steps'])
+
+
+def uses(steps: list[dict], name: str) -> list[dict]:
+    """The steps that use the action ``name`` (at any version)."""
+    return [step for step in steps if step.get('uses', '').split('@')[0] == name]
 
 
 def test_the_workflow_matches_the_github_schema_and_a_broken_one_does_not(tmp_path):
@@ -61,6 +73,14 @@ def test_the_workflow_matches_the_github_schema_and_a_broken_one_does_not(tmp_pa
     assert {(error['filename'], error['path']) for error in report['errors']} == {
         (str(broken), '$.jobs.test')
     }
+
+
+def test_the_action_matches_the_github_schema_and_a_broken_one_does_not(tmp_path):
+    broken = tmp_path / 'action.yml'
+    broken.write_text(ACTION.read_text().replace('using: composite', 'using: compost'))
+    report = validate(ACTION, broken, schema='vendor.github-actions')
+    assert report['status'] == 'fail' and not report['parse_errors']
+    assert {error['filename'] for error in report['errors']} == {str(broken)}
 
 
 def test_pull_requests_run_the_readme_test_command():
@@ -116,35 +136,66 @@ def run_step(step: dict, cwd: Path, tmp_path: Path) -> dict[str, str]:
     )
 
 
-def test_every_job_caches_pip_and_the_corpus_keyed_on_its_checksum(tmp_path):
+def test_every_job_checks_out_then_sets_up_with_the_one_action():
     for name, job in workflow()['jobs'].items():
-        setup = [s for s in job['steps'] if s.get('uses', '').startswith('actions/setup-python@')]
-        assert setup and setup[0]['with']['cache'] == 'pip', name
-        [corpus] = [s for s in job['steps'] if s.get('id') == 'corpus']
-        written = run_step(corpus, ROOT, tmp_path)
-        assert written == {'D2L_MINI_DATA': f'{tmp_path}/d2l-data', 'sha1': TIME_MACHINE_SHA1}
-        cache = [s for s in job['steps'] if s.get('uses', '').startswith('actions/cache@')]
-        assert cache and cache[0]['with']['key'] == 'd2l-data-${{ steps.corpus.outputs.sha1 }}'
-    assert TIME_MACHINE_SHA1 not in WORKFLOW.read_text(), 'd2l_mini/data.py names it'
+        first, second = (step.get('uses', '') for step in job['steps'][:2])
+        assert first.startswith('actions/checkout@') and second == SETUP, name
+        assert len(uses(job['steps'], SETUP)) == 1, name
+        # What the action does, no job does again.
+        for repeated in ('actions/setup-python', 'actions/cache'):
+            assert not uses(job['steps'], repeated), f'{name} uses {repeated} itself'
+        assert 'make venv' not in runs(job), name
+    text = WORKFLOW.read_text()
+    assert 'd2l_mini/data.py' not in text and 'grep' not in text
+    assert TIME_MACHINE_SHA1 not in text + ACTION.read_text(), 'd2l_mini/data.py names it'
 
 
-def test_the_corpus_checksum_is_read_from_d2l_mini(tmp_path):
-    [corpus] = [s for s in workflow()['jobs']['test']['steps'] if s.get('id') == 'corpus']
-    other = tmp_path / 'checkout'
-    (other / 'd2l_mini').mkdir(parents=True)
-    source = (ROOT / 'd2l_mini' / 'data.py').read_text()
-    (other / 'd2l_mini' / 'data.py').write_text(source.replace(TIME_MACHINE_SHA1, 'ab' * 20))
-    assert run_step(corpus, other, tmp_path)['sha1'] == 'ab' * 20
-    (other / 'd2l_mini' / 'data.py').write_text('"""No checksum."""\n')
+def test_the_action_caches_pip_installs_the_pins_and_caches_the_corpus(tmp_path):
+    steps = action()['runs']['steps']
+    assert action()['runs']['using'] == 'composite'
+    [setup] = uses(steps, 'actions/setup-python')
+    assert setup['with']['cache'] == 'pip'
+    assert setup['with']['python-version'] == '${{ inputs.python-version }}'
+    names = [step.get('uses', step.get('run', '')).split('@')[0].strip() for step in steps]
+    assert names.index('make venv') < names.index('actions/cache'), 'the checksum needs .venv'
+    [corpus] = [step for step in steps if step.get('id') == 'corpus']
+    written = run_step(corpus, ROOT, tmp_path)
+    assert written == {'D2L_MINI_DATA': f'{tmp_path}/d2l-data', 'sha1': TIME_MACHINE_SHA1}
+    [cache] = uses(steps, 'actions/cache')
+    assert cache['with']['key'] == 'd2l-data-${{ steps.corpus.outputs.sha1 }}'
+    assert cache['with']['path'] == '~/d2l-data'
+    # By default, the lowest Python the project supports (readers' jobs name theirs).
+    lowest = re.search(r'requires-python = ">=([\d.]+)"', (ROOT / 'pyproject.toml').read_text())
+    assert action()['inputs']['python-version']['default'] == lowest[1]
+
+
+def test_the_corpus_step_fails_without_the_checksum(tmp_path):
+    [corpus] = [step for step in action()['runs']['steps'] if step.get('id') == 'corpus']
+    empty = tmp_path / 'checkout'
+    empty.mkdir()
     with pytest.raises(subprocess.CalledProcessError):
-        run_step(corpus, other, tmp_path)
+        run_step(corpus, empty, tmp_path)  # no .venv: no command to give the checksum
+    assert 'sha1' not in (tmp_path / 'GITHUB_OUTPUT').read_text()
+
+
+def test_the_checksum_command_prints_d2l_mini_s(capsys, monkeypatch):
+    from d2l_mini import data
+    from tools.cli import main
+
+    assert main(['facts', 'corpus-sha1']) == 0
+    assert capsys.readouterr().out == f'{TIME_MACHINE_SHA1}\n'
+    monkeypatch.setattr(data, 'TIME_MACHINE_SHA1', 'ab' * 20)
+    assert main(['facts', 'corpus-sha1']) == 0
+    assert capsys.readouterr().out == f'{"ab" * 20}\n', 'read from d2l_mini, not copied'
+    assert main(['facts', 'no-such-fact']) == 2
 
 
 def test_the_steps_the_workflow_runs_exist(capsys):
     from tools.cli import main
 
-    steps = set(re.findall(r'python -m tools (\w+)', WORKFLOW.read_text()))
-    assert {'execute', 'build', 'records', 'publish'} <= steps
+    text = WORKFLOW.read_text() + ACTION.read_text()
+    steps = set(re.findall(r'python -m tools (\w+)', text))
+    assert {'execute', 'build', 'records', 'publish', 'facts'} <= steps
     unknown = {step for step in steps if main([step, '--help']) != 0}
     assert not unknown, f'the workflow runs steps that do not exist: {sorted(unknown)}'
     assert main(['no-such-step', '--help']) == 2  # the check can fail
@@ -168,7 +219,7 @@ def test_the_readers_matrix_runs_weekly_and_on_demand_on_the_readers_pythons():
     assert 'python -m tools readers --unexecuted --environments ${{ matrix.environment }}' in runs(
         job
     )
-    setup = next(s for s in job['steps'] if s.get('uses', '').startswith('actions/setup-python@'))
+    [setup] = uses(job['steps'], SETUP)
     assert setup['with']['python-version'] == '${{ matrix.python }}'
     # torch from the CPU index, for the readers' environments too (they inherit it).
     assert data['env']['PIP_EXTRA_INDEX_URL'] == 'https://download.pytorch.org/whl/cpu'
