@@ -18,11 +18,12 @@ Where the twins differ, and why:
   Flax NNX has no such hook, so the JAX modules do not.
 * ``need_weights``. Both ``MultiHeadAttention`` classes take it (as
   ``nn.MultiheadAttention`` does), and ``TransformerBlock`` passes
-  ``need_weights=False``: both then return None for the weights. PyTorch's
-  hands the switch on to ``dot_product_attention``, which computes the same
-  output with the fused ``scaled_dot_product_attention``; JAX's computes the
-  output as before, since XLA fuses the steps on its own, so its
-  ``dot_product_attention`` takes no such argument.
+  ``need_weights=False``: both then return None for the weights, and both
+  hand the switch on to ``dot_product_attention``, which an override takes
+  and passes on in the same way. PyTorch's then computes the same output
+  with the fused ``F.scaled_dot_product_attention``; JAX's computes it by
+  the same steps as before (``jax.nn.dot_product_attention`` is JAX's fused
+  counterpart, which the book does not use).
 * Training steps. Both ``train_lm`` loops take the lesson's step (forward,
   loss, gradients, update); JAX's is compiled with ``nnx.jit``, and with
   ``micro_batches`` > 1 takes the slices in a ``lax.scan``, which keeps one

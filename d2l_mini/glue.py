@@ -13,8 +13,6 @@ PyTorch's number and the JAX page JAX's.  In Jupyter the call shows nothing.
 import numbers
 import re
 
-from IPython.display import display
-
 MIME_TYPE = 'application/vnd.d2l-mini.value+json'
 NAME = re.compile(r'[A-Za-z_][A-Za-z0-9_]*\Z')
 
@@ -41,4 +39,8 @@ def glue(name, value):
         raise TypeError(f'name must be a str, got {type(name).__name__}')
     if not NAME.match(name):
         raise ValueError(f'name must be a Python identifier, got {name!r}')
+    try:
+        from IPython.display import display
+    except ImportError:  # plain Python, where there is no prose to fill in
+        return
     display({MIME_TYPE: {'name': name, 'value': plain_value(value)}}, raw=True)

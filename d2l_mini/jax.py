@@ -87,13 +87,16 @@ class MultiHeadAttention(nnx.Module):
     ``jnp.arange(1, T + 1)`` for every query makes the attention causal.
     Returns ``(output, weights)`` with weights of shape (B, num_heads, Tq, Tk);
     a caller that drops the weights passes ``need_weights=False`` and gets None
-    in their place. The output is computed the same way either way: XLA fuses
-    the steps on its own, so JAX needs no second kernel as PyTorch does.
+    in their place. The output is computed by the same steps either way (the
+    weights are one of them); ``jax.nn.dot_product_attention``, JAX's
+    counterpart of PyTorch's ``F.scaled_dot_product_attention``, is what a
+    model would call to let a GPU run a kernel that never stores the weights.
 
     The forward pass is: project, ``transpose_qkv``, ``dot_product_attention``
-    (a subclass may override it, e.g. to normalise queries and keys first),
-    ``transpose_output``, ``W_o``. Dropout acts on the attention weights in
-    training mode, drawing from ``rngs``; ``model.eval()`` turns it off.
+    (a subclass may override it, e.g. to normalise queries and keys first, and
+    pass ``need_weights`` on), ``transpose_output``, ``W_o``. Dropout acts on
+    the attention weights in training mode, drawing from ``rngs``;
+    ``model.eval()`` turns it off.
     """
 
     def __init__(self, num_hiddens, num_heads, dropout=0.0, bias=False, *,
@@ -118,13 +121,14 @@ class MultiHeadAttention(nnx.Module):
         B, _, T, _ = X.shape
         return X.transpose(0, 2, 1, 3).reshape(B, T, -1)
 
-    def dot_product_attention(self, Q, K, V, mask=None):
+    def dot_product_attention(self, Q, K, V, mask=None, need_weights=True):
         """Scaled dot-product attention of per-head queries, keys and values,
         each (B, num_heads, T, head_dim); ``mask`` (B, 1, Tq, Tk) is True
-        where a query may see a key. Returns (output, weights)."""
+        where a query may see a key. Returns (output, weights), with None for
+        the weights when ``need_weights`` is False."""
         scores = Q @ K.swapaxes(-2, -1) / math.sqrt(Q.shape[-1])
         weights = masked_softmax(scores, mask)
-        return self.dropout(weights) @ V, weights
+        return self.dropout(weights) @ V, (weights if need_weights else None)
 
     def __call__(self, queries, keys, values, valid_lens=None,
                  need_weights=True):
@@ -132,9 +136,9 @@ class MultiHeadAttention(nnx.Module):
         K = self.transpose_qkv(self.W_k(keys))
         V = self.transpose_qkv(self.W_v(values))
         mask = None if valid_lens is None else _visible_keys(valid_lens, Q, K)
-        output, weights = self.dot_product_attention(Q, K, V, mask)
-        output = self.W_o(self.transpose_output(output))
-        return output, (weights if need_weights else None)
+        output, weights = self.dot_product_attention(Q, K, V, mask,
+                                                     need_weights)
+        return self.W_o(self.transpose_output(output)), weights
 
 
 class TimeMachine(_data.TimeMachine):

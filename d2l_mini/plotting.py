@@ -52,35 +52,15 @@ def _pretty_description(figure, printer, cycle):
 
 def describe_figures(shell):
     """Make the text/plain of every figure that ``shell`` (IPython) displays its
-    :func:`describe` text: the HTML book uses it as the image's alt text."""
+    :func:`describe` text. The book's build does this in its kernels (tools/run/startup.py),
+    for the HTML's alt text; a reader's notebook keeps matplotlib's own."""
     from matplotlib.figure import Figure
 
     shell.display_formatter.formatters['text/plain'].for_type(Figure, _pretty_description)
-    # matplotlib-inline drops every formatter of Figure when it selects the figure
-    # formats: in set_matplotlib_formats (use_svg_display registers again) and on
-    # loading the inline backend, which may happen in any cell after this import, and
-    # adds its post_execute callback (which shows the cell's figures) after this one.
-    if _describe_figures_in_ipython not in shell.events.callbacks['post_execute']:
-        shell.events.register('post_execute', _describe_figures_in_ipython)
-
-
-def _describe_figures_in_ipython():
-    shell = _running_shell()
-    if shell is not None:
-        describe_figures(shell)
-
-
-def _running_shell():
-    try:
-        from IPython import get_ipython
-    except ImportError:
-        return None
-    return get_ipython()
 
 
 def use_svg_display():
-    """Show notebook figures as SVG, each with its ``describe`` text as its
-    text/plain (the HTML book's alt text); does nothing outside IPython."""
+    """Show notebook figures as SVG; does nothing outside IPython."""
     try:
         from matplotlib_inline import backend_inline
     except ImportError:
@@ -89,7 +69,6 @@ def use_svg_display():
         backend_inline.set_matplotlib_formats('svg')
     except Exception:  # not running inside an IPython kernel
         return
-    _describe_figures_in_ipython()
 
 
 def set_figsize(figsize=(3.5, 2.5)):

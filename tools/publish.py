@@ -135,7 +135,9 @@ def check_fresh(layout: Layout, sections: list[str]) -> Path:
         for framework in FRAMEWORKS:
             path = layout.executed(framework, rel)
             executed = nbformat.read(path, as_version=4) if path.is_file() else None
-            current = notebook_hash(build_notebook(section, framework, layout, references), layout)
+            current = notebook_hash(
+                build_notebook(section, framework, layout, references), framework, layout
+            )
             if executed is None or recorded(executed).get('hash') != current:
                 raise PublishError(
                     f'the executed notebook {path} is missing or older than its section '

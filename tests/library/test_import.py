@@ -71,23 +71,54 @@ def test_importing_the_library_changes_no_global_state(module):
 
 
 @pytest.mark.parametrize('module', ['torch', 'jax'])
-def test_use_svg_display_is_the_call_that_describes_figures(module):
-    """The one explicit call that changes the kernel: figures then show as SVG and their
-    text/plain is the words of ``describe``, which the HTML book uses as alt text."""
+def test_plot_selects_svg_and_registers_nothing(module):
+    """A reader's plot() shows figures as SVG and does nothing more: no IPython hook, and
+    matplotlib's own text/plain for a figure (the build adds its alt text itself)."""
     script = """
 from IPython.core.interactiveshell import InteractiveShell
-from matplotlib import pyplot as plt
 shell = InteractiveShell.instance()
 from d2l_mini import {module} as d2l
-figure = plt.figure()
-figure.gca().plot([1, 2], [3, 4])
-figure.gca().set_ylabel('loss')
-before = shell.display_formatter.format(figure)[0].get('text/plain', '')
-d2l.use_svg_display()
-after = shell.display_formatter.format(figure)[0].get('text/plain', '')
-print(repr(before)); print(repr(after))
+d2l.plot([1, 2, 3], ylabel='loss')
+from matplotlib import pyplot as plt
+figure = plt.gcf()
+data = shell.display_formatter.format(figure)[0]
+print(sorted(data))
+print(data['text/plain'].startswith('<Figure size'))
+print([repr(callback) for callbacks in shell.events.callbacks.values()
+       for callback in callbacks if 'd2l_mini' in getattr(callback, '__module__', '')])
 """.replace('{module}', module)
     backend = 'module://matplotlib_inline.backend_inline'
-    before, after = fresh_python(script, backend)[-2:]
-    assert 'Line plot' not in before
-    assert after == repr('Line plot of loss')
+    formats, plain, library_hooks = fresh_python(script, backend)[-3:]
+    assert formats == repr(['image/svg+xml', 'text/plain'])
+    assert plain == 'True'
+    assert library_hooks == '[]'
+
+
+@pytest.mark.parametrize('module', ['torch', 'jax'])
+def test_the_library_imports_and_plots_without_ipython(module):
+    """d2l_mini declares no IPython: in a plain Python it imports, plots and records a
+    value (which has no page to go to there)."""
+    script = """
+import sys
+sys.modules['IPython'] = None  # any import of IPython now fails
+from d2l_mini import {module} as d2l
+d2l.plot([1, 2, 3], ylabel='loss')
+d2l.glue('answer', 42)
+print('ran')
+""".replace('{module}', module)
+    assert fresh_python(script, 'Agg')[-1] == 'ran'
+
+
+def test_a_bad_setting_fails_where_it_is_read_not_at_import():
+    script = """
+import os
+os.environ['D2L_MINI_FULL_PROTOCOL'] = 'maybe'
+from d2l_mini import torch, jax
+try:
+    from d2l_mini.settings import FULL_PROTOCOL
+except ValueError as error:
+    print(error)
+"""
+    assert fresh_python(script, 'Agg')[-1] == (
+        "D2L_MINI_FULL_PROTOCOL='maybe': expected one of 1/true/yes/on or 0/false/no/off"
+    )

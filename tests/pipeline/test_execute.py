@@ -93,7 +93,7 @@ def test_both_frameworks_run_and_are_recorded(two_sections, fake_kernel):
         notebook = nbformat.read(layout.executed(framework, 'ch/a'), as_version=4)
         facts = notebook.metadata[METADATA_KEY]
         assert facts['hash'] == notebook_hash(
-            nbformat.read(layout.notebook(framework, 'ch/a'), as_version=4), layout
+            nbformat.read(layout.notebook(framework, 'ch/a'), as_version=4), framework, layout
         )
         assert facts['wall_s'] > 0
         assert all(c.id != 'execution-probe' for c in notebook.cells)
@@ -297,20 +297,20 @@ def test_the_hash_covers_code_library_and_pins_but_not_prose(project, monkeypatc
     project.section('ch/h', '# H\n', project.code('x = 1'))
     layout = project.layout
     notebook = nbformat.read(split_section('ch/h', layout)['jax'], as_version=4)
-    first = notebook_hash(notebook, layout)
+    first = notebook_hash(notebook, 'jax', layout)
     notebook.cells[1].source = '# Other words'
-    assert notebook_hash(notebook, layout) == first
-    (layout.library / 'helpers.py').write_text('VALUE = 1\n')
-    second = notebook_hash(notebook, layout)
+    assert notebook_hash(notebook, 'jax', layout) == first
+    (layout.library / 'jax.py').write_text('VALUE = 1\n')
+    second = notebook_hash(notebook, 'jax', layout)
     assert second != first
     layout.requirements.write_text(layout.requirements.read_text() + 'numpy==2.4.6\n')
-    third = notebook_hash(notebook, layout)
+    third = notebook_hash(notebook, 'jax', layout)
     assert third != second
     notebook.cells[2].metadata['tags'] = ['raises-exception']
-    fourth = notebook_hash(notebook, layout)
+    fourth = notebook_hash(notebook, 'jax', layout)
     assert fourth != third
     monkeypatch.setattr('tools.run.cache.installed_builds', lambda: 'torch==2.13.0+cu128')
-    assert notebook_hash(notebook, layout) != fourth
+    assert notebook_hash(notebook, 'jax', layout) != fourth
 
 
 # ------------------------------------------------------------ the settings
@@ -569,7 +569,9 @@ def test_every_notebook_of_the_book_ran_in_both_frameworks(executed_book):
             assert saved.get((rel, framework)) in ('executed', 'cached'), (rel, framework)
             split = nbformat.read(layout.notebook(framework, rel), as_version=4)
             executed = nbformat.read(layout.executed(framework, rel), as_version=4)
-            assert executed.metadata[METADATA_KEY]['hash'] == notebook_hash(split, layout)
+            assert executed.metadata[METADATA_KEY]['hash'] == notebook_hash(
+                split, framework, layout
+            )
             for cell in executed.cells:
                 if cell.cell_type == 'code' and 'raises-exception' not in cell.metadata.get(
                     'tags', []

@@ -79,7 +79,10 @@ def fake_build(project):
                 cell.outputs = [
                     nbformat.v4.new_output('stream', name='stdout', text=f'{framework}\n')
                 ]
-        notebook.metadata[METADATA_KEY] = {'hash': notebook_hash(notebook, layout), 'wall_s': 1.0}
+        notebook.metadata[METADATA_KEY] = {
+            'hash': notebook_hash(notebook, framework, layout),
+            'wall_s': 1.0,
+        }
         target = layout.executed(framework, 'ch/sec')
         target.parent.mkdir(parents=True, exist_ok=True)
         nbformat.write(notebook, target)
@@ -217,7 +220,7 @@ def test_refuses_an_html_without_its_downloads(built):
 def test_refuses_outputs_older_than_the_library(built):
     # HTML rendered after d2l_mini changed, from notebooks executed before: their hashes
     # are out of date.
-    (built.layout.library / 'extra.py').write_text('X = 1\n')
+    (built.layout.library / '__init__.py').write_text('X = 1\n')
     layout = built.layout
     layout.render_stamp.write_text(json.dumps({'inputs': inputs_hash(layout)}) + '\n')
     (layout.book_downloads / pdf.STAMP).write_text(json.dumps(pdf.stamp(layout, 'a browser')))

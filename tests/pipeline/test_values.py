@@ -5,7 +5,6 @@ import numpy as np
 import pytest
 from nbformat import v4
 
-import d2l_mini.glue
 from d2l_mini.glue import MIME_TYPE, glue
 from tools.site.merge import merge_section
 from tools.source.split import split_section
@@ -26,7 +25,7 @@ def record(name, value):
 def shown(monkeypatch):
     """What d2l.glue hands to IPython's display."""
     calls = []
-    monkeypatch.setattr(d2l_mini.glue, 'display', lambda bundle, raw: calls.append((bundle, raw)))
+    monkeypatch.setattr('IPython.display.display', lambda bundle, raw: calls.append((bundle, raw)))
     return calls
 
 

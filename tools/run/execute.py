@@ -132,7 +132,7 @@ def plan(
                 rel,
                 framework,
                 notebook,
-                notebook_hash(notebook, layout),
+                notebook_hash(notebook, framework, layout),
                 layout.executed(framework, rel),
             )
             executed = None if force else read_executed(job.output)

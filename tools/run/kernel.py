@@ -53,6 +53,10 @@ class NotebookFailed(Exception):
 
 # The build's matplotlib settings, over matplotlib's defaults.
 MATPLOTLIBRC = Path(__file__).with_name('matplotlibrc')
+# Run in every kernel before its first cell, in a namespace of its own: the figure formats
+# and alt text of the build.
+STARTUP = Path(__file__).with_name('startup.py')
+STARTUP_LINE = f"exec(open({str(STARTUP)!r}).read(), {{'__name__': '__main__'}})"
 
 
 def kernel_environment(threads: int, settings_env: Mapping[str, str]) -> dict[str, str]:
@@ -139,7 +143,10 @@ async def run_notebook(
         allow_errors=False,
         # The cells share the notebook's time.
         timeout_func=lambda cell: max(1, int(deadline - time.monotonic())),
-        extra_arguments=['--IPKernelApp.log_level=ERROR'],
+        extra_arguments=[
+            '--IPKernelApp.log_level=ERROR',
+            f'--IPKernelApp.exec_lines={STARTUP_LINE}',
+        ],
         resources={'metadata': {'path': str(cwd)}},
         on_cell_start=cell_started,
         on_notebook_start=lambda notebook: stop_on_interrupt(),

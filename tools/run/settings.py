@@ -73,6 +73,12 @@ def _kernel_env(block: Mapping, where: str) -> dict[str, str]:
     return {str(name): str(value) for name, value in env.items()}
 
 
+def kernel_env(layout: Layout) -> dict[str, str]:
+    """The kernels' environment of the layout's _config.yml ({} where it sets none)."""
+    block = read_config(layout).get(BLOCK)
+    return _kernel_env(block, BLOCK) if isinstance(block, Mapping) else {}
+
+
 def read_settings(
     layout: Layout, jobs: int | str | None = None, timeout: float | str | None = None
 ) -> ExecuteSettings:
