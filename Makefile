@@ -9,10 +9,17 @@ STAMP := $(VENV)/.requirements-installed
 NODE_STAMP := node_modules/.package-lock.json
 FIGURE_MODULES := $(subst /,.,$(basename $(sort $(wildcard tools/figures/*.py))))
 
-.PHONY: book test test-fast bench save figures publish readers machines clean venv node
+.PHONY: book html test test-fast bench save figures publish readers machines clean venv node
 
 book: $(STAMP)
 	$(PY) -m tools build
+
+# The authoring loop: the book built as by `make book`, but rendered quickly (Sphinx
+# reads again only the pages that changed, reusing its environment; in full where the
+# configuration, toc, templates, render code or d2l_mini changed) and without PDFs.
+# The HTML it makes is not what `make book`, CI and publishing take: they render in full.
+html: $(STAMP)
+	$(PY) -m tools build --quick
 
 # The whole suite, as CI runs it: the linter and the formatter's check first (seconds),
 # then the book is built (every notebook of both

@@ -6,7 +6,9 @@ the HTML is.  ``--no-execute`` runs no kernel: it merges and renders the execute
 notebooks already in ``_build/executed/`` (say, each framework's, executed by
 ``python -m tools execute --framework NAME`` on different machines and copied there)
 and fails, naming them, if any is missing or out of date.  ``--no-pdf`` prints no PDF
-(on a machine without Chromium).
+(on a machine without Chromium).  ``--quick`` is the authoring loop (``make html``): a
+quick render, which reads again only the pages that changed (tools/site/render.py), and
+no PDF, which only a full render's HTML is printed from.
 """
 
 from __future__ import annotations
@@ -48,8 +50,10 @@ def build(
     render_html: bool = True,
     run_kernels: bool = True,
     print_pdfs: bool = True,
+    quick: bool = False,
 ) -> None:
-    """Run the steps in order; the first that fails raises its StepFailed (or UsageError)."""
+    """Run the steps in order; the first that fails raises its StepFailed (or UsageError).
+    ``quick``: render quickly and print no PDF."""
     started = time.monotonic()
 
     def step(title: str) -> None:
@@ -81,10 +85,10 @@ def build(
     merge_all(names, layout)
     if render_html:
         step('rendering the HTML')
-        html = render(layout, progress=progress)
+        html = render(layout, quick=quick, progress=progress)
         step("zipping each framework's notebooks")
         downloads.write_zips(layout, progress=progress)
-        if print_pdfs:
+        if print_pdfs and not quick:
             step("printing each framework's PDF")
             downloads.write_pdfs(layout, progress=progress)
         progress(f'\nbook built in {time.monotonic() - started:.0f} s; open {html / "index.html"}')

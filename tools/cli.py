@@ -25,6 +25,12 @@ from tools.source import save, split
 from tools.source.sections import chosen_sections
 from tools.steps import StepFailed, UsageError
 
+# The authoring loop's option (make html): of render, and of build.
+QUICK_HELP = (
+    "read again only the pages that changed, reusing Sphinx's environment "
+    '(a full render where that cannot be trusted)'
+)
+
 
 def say(line: str) -> None:
     print(line, flush=True)
@@ -58,7 +64,7 @@ def run_merge(args: argparse.Namespace, layout: Layout) -> None:
 
 
 def run_render(args: argparse.Namespace, layout: Layout) -> None:
-    render.render(layout, html=not args.no_html, force=args.force, progress=say)
+    render.render(layout, html=not args.no_html, force=args.force, quick=args.quick, progress=say)
 
 
 def run_pdf(args: argparse.Namespace, layout: Layout) -> None:
@@ -76,6 +82,7 @@ def run_build(args: argparse.Namespace, layout: Layout) -> None:
         render_html=not args.no_render,
         run_kernels=not args.no_execute,
         print_pdfs=not args.no_pdf,
+        quick=args.quick,
     )
 
 
@@ -202,8 +209,9 @@ def command_line() -> argparse.ArgumentParser:
     sub = step('render', run_render, 'assemble the site and build its HTML with jupyter-book')
     sub.add_argument('--no-html', action='store_true', help='assemble the site only')
     sub.add_argument(
-        '--force', action='store_true', help='rebuild the HTML even if nothing changed'
+        '--force', action='store_true', help='rebuild the HTML in full even if nothing changed'
     )
+    sub.add_argument('--quick', action='store_true', help=QUICK_HELP)
     sub = step('pdf', run_pdf, "print each framework's PDF of the book from the HTML")
     sub.add_argument('--force', action='store_true', help='print again even if nothing changed')
     step('zip', run_zip, "zip each framework's executed notebooks, with a README")
@@ -221,6 +229,7 @@ def command_line() -> argparse.ArgumentParser:
         action='store_true',
         help='run no notebook: use the executed ones, failing if any is missing or out of date',
     )
+    sub.add_argument('--quick', action='store_true', help=f'{QUICK_HELP}; print no PDF')
     sub = step('save', run_save, "copy the book's #@save cells into d2l_mini")
     sub.add_argument(
         '--check', action='store_true', help='only name the modules that differ from the book'

@@ -70,6 +70,16 @@ class Layout:
         return self.site / '_build'
 
     @property
+    def sphinx_environment(self) -> Path:
+        """Sphinx's environment of the last render, which a quick render reuses."""
+        return self.site_build / '.doctrees' / 'environment.pickle'
+
+    @property
+    def render_record(self) -> Path:
+        """What Sphinx's environment was read from (tools/site/render.py)."""
+        return self.site_build / 'render-record.json'
+
+    @property
     def html(self) -> Path:
         return self.site_build / 'html'
 

@@ -219,8 +219,8 @@ def write_pdfs(
 
     if not html_is_current(layout):
         raise PdfError(
-            f'the HTML in {layout.html} is missing or older than its sources: '
-            'render it first (python -m tools render, or make book)'
+            f"the HTML in {layout.html} is missing, older than its sources or a quick render's: "
+            'render it in full first (python -m tools render, or make book)'
         )
     paths = {fw: pdf_path(layout, fw) for fw in FRAMEWORKS}
     title = str(read_config(layout).get('title') or 'The book')

@@ -13,6 +13,8 @@ modules of tools/site/ext/, each a Sphinx extension with one job.
 - ``image_alt``: alt texts for the images of notebook outputs.
 - ``accessibility``: names and roles where the theme's, docutils' and myst-nb's HTML
   lack them.
+- ``write_all``: every page written on every build, also by a quick render, which reads
+  only the pages that changed.
 
 tools/site/render.py puts the repository on Sphinx's path, so that Sphinx imports these
 modules from the tools that build the site. MathJax is the sphinx-mathjax-offline
@@ -32,6 +34,7 @@ MODULES = (
     'code_cells',
     'image_alt',
     'accessibility',
+    'write_all',
 )
 
 
