@@ -501,10 +501,10 @@ def test_a_failing_cell_is_named_with_its_traceback_without_colour(project):
 @pytest.mark.slow
 def test_a_notebook_past_its_timeout_fails_naming_the_setting(project):
     project.section('ch/slow', project.code('import time\ntime.sleep(600)'))
-    # Room for the kernel's start and the install cell on a loaded machine: the limit
-    # must fall in the slow cell, not before it.
+    # The limit counts from the kernel's start, however long that took: it falls in the
+    # slow cell, after the install cell, on a loaded machine too.
     with pytest.raises(ExecutionFailed) as failure:
-        run(project, timeout=40, frameworks=('pytorch',), jobs=1)
+        run(project, timeout=10, frameworks=('pytorch',), jobs=1)
     message = str(failure.value)
     assert 'ch/slow failed in notebook cell 1' in message and 'timed out' in message
     assert 'book_execute.timeout in _config.yml, or BOOK_TIMEOUT, sets the limit' in message

@@ -122,13 +122,19 @@ async def run_notebook(
     on_cell: Callable[[int], None] | None = None,
 ) -> nbformat.NotebookNode:
     """Execute ``notebook`` in place in a kernel with the environment ``env``, working in
-    ``cwd``; raise NotebookFailed on an error, a dead kernel or past ``timeout`` seconds.
+    ``cwd``; raise NotebookFailed on an error, a dead kernel, or when its cells have run
+    for ``timeout`` seconds (the kernel's start does not count: it takes longer on a
+    loaded machine, and nbclient gives it ``startup_timeout`` of its own).
 
     ``on_cell(index)`` is called as each cell starts (for progress reports).
     """
-    started = time.monotonic()
-    deadline = started + timeout
+    started = time.monotonic()  # set again once the kernel is up
     current: int | None = None
+
+    def notebook_started(notebook: nbformat.NotebookNode) -> None:
+        nonlocal started
+        started = time.monotonic()
+        stop_on_interrupt()
 
     def cell_started(cell: nbformat.NotebookNode, cell_index: int) -> None:
         nonlocal current
@@ -142,14 +148,14 @@ async def run_notebook(
         record_timing=False,
         allow_errors=False,
         # The cells share the notebook's time.
-        timeout_func=lambda cell: max(1, int(deadline - time.monotonic())),
+        timeout_func=lambda cell: max(1, int(started + timeout - time.monotonic())),
         extra_arguments=[
             '--IPKernelApp.log_level=ERROR',
             f'--IPKernelApp.exec_lines={STARTUP_LINE}',
         ],
         resources={'metadata': {'path': str(cwd)}},
         on_cell_start=cell_started,
-        on_notebook_start=lambda notebook: stop_on_interrupt(),
+        on_notebook_start=notebook_started,
     )
 
     def failed(traceback: str) -> NotebookFailed:
@@ -165,7 +171,9 @@ async def run_notebook(
 
     try:
         # The margin lets a cell's own timeout, which names the cell, come first.
-        await asyncio.wait_for(client.async_execute(env=dict(env)), timeout + 30)
+        await asyncio.wait_for(
+            client.async_execute(env=dict(env)), client.startup_timeout + timeout + 30
+        )
     except CellExecutionError as error:
         raise failed(str(error)) from None
     except (TimeoutError, CellTimeoutError, DeadKernelError) as error:
