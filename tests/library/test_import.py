@@ -6,6 +6,9 @@ import sys
 
 import pytest
 
+# Each test starts a fresh Python that imports a framework (seconds each).
+pytestmark = pytest.mark.slow
+
 # Run in a fresh interpreter that holds an IPython shell, as a notebook's kernel does:
 # what the process looks like before and after the import, as JSON.
 SNAPSHOT = """

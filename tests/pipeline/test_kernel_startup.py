@@ -3,6 +3,8 @@
 import subprocess
 import sys
 
+import pytest
+
 from tools.run.kernel import STARTUP_LINE
 
 # A fresh interpreter with an IPython shell, as a kernel has: the build's start-up runs,
@@ -35,6 +37,7 @@ def fresh_python(script, **env):
     return result.stdout.splitlines()
 
 
+@pytest.mark.slow
 def test_the_build_s_kernels_store_svg_png_and_alt_text():
     backend = 'module://matplotlib_inline.backend_inline'
     names, formats, plain = fresh_python(CELL, MPLBACKEND=backend)[-3:]

@@ -140,15 +140,43 @@ def test_xla_flags_add_to_the_build_s():
         ({'ATEN_CPU_CAPABILITY': 'nosuch'}, 'ATEN_CPU_CAPABILITY=nosuch did not take'),
     ],
 )
+@pytest.mark.slow
 def test_a_setting_that_a_framework_does_not_know_is_reported(variables, named):
     with pytest.raises(StepFailed, match=named):
-        probe(Environment('odd', 'a setting nobody knows', 1, variables))
+        probe(Environment('odd', 'a setting nobody knows', 1, variables), 1)
 
 
-def test_the_environments_that_stand_for_other_machines_take():
-    line = probe(environments.ENVIRONMENTS['no-fma'])
-    assert line.startswith('no-fma: ATen DEFAULT, XLA started')
-    assert 'MKL_ENABLE_INSTRUCTIONS, ONEDNN_MAX_CPU_ISA set, not checkable' in line
+@pytest.mark.slow
+def test_the_environments_that_stand_for_other_machines_take_and_move_the_bits():
+    """Each environment changes the bits of a matrix product or a long sum in a framework,
+    and the capped ones change PyTorch's and JAX's, on any CPU (MKL's conservative path,
+    XLA's own kernels)."""
+    build = probe(environments.ENVIRONMENTS['build'], 2)
+    no_fma = probe(environments.ENVIRONMENTS['no-fma'], 1)
+    assert no_fma.report.startswith('no-fma: ATen DEFAULT, 1 thread(s)')
+    assert 'MKL_ENABLE_INSTRUCTIONS, MKL_CBWR, ONEDNN_MAX_CPU_ISA set, not checkable' in (
+        no_fma.report
+    )
+    others = [no_fma, probe(environments.ENVIRONMENTS['avx2'], 2)]
+    assert environments.check_moves(build, others) == [
+        'no-fma: changes the bits of pytorch, jax',
+        'avx2: changes the bits of pytorch, jax',
+    ]
+
+
+def _probed(name, pytorch, jax):
+    return environments.Probed(name, name, {'pytorch': pytorch, 'jax': jax})
+
+
+def test_an_environment_that_moves_nothing_or_never_pytorch_stops_the_run():
+    build = _probed('build', 'p', 'j')
+    with pytest.raises(StepFailed, match='environment same computes the same bits'):
+        environments.check_moves(build, [_probed('moves', 'p2', 'j'), _probed('same', 'p', 'j')])
+    with pytest.raises(StepFailed, match="no environment changes PyTorch's bits"):
+        environments.check_moves(build, [_probed('jax only', 'p', 'j2')])
+    assert environments.check_moves(
+        build, [_probed('jax only', 'p', 'j2'), _probed('x', 'p3', 'j')]
+    )
 
 
 @pytest.mark.slow

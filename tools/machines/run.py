@@ -19,7 +19,7 @@ from pathlib import Path
 import nbformat
 
 from tools.frameworks import FRAMEWORKS, check_frameworks
-from tools.machines.environments import Environment, merged_env, probe
+from tools.machines.environments import ENVIRONMENTS, Environment, check_moves, merged_env, probe
 from tools.machines.instrument import RECORD_VARIABLE, instrument
 from tools.paths import Layout, write_atomic
 from tools.run import records
@@ -77,11 +77,17 @@ def machines(
 ) -> list[dict]:
     """Run ``names`` in ``frameworks`` under each of ``environments``; their statuses."""
     frameworks = check_frameworks(frameworks)
-    for environment in environments:
-        progress(probe(environment))
+    cores = cpu_cores()
+    probed = {env.name: probe(env, _threads(env, cores)) for env in environments}
+    for found in probed.values():
+        progress(found.report)
+    build = probed.get('build') or probe(
+        ENVIRONMENTS['build'], _threads(ENVIRONMENTS['build'], cores)
+    )
+    for line in check_moves(build, [p for name, p in probed.items() if name != 'build']):
+        progress(line)
     split_all(names, layout)
     settings = read_settings(layout)
-    cores = cpu_cores()
     known = _wall_times(layout)
     jobs = sorted(
         ((env, fw, rel) for env in environments for fw in frameworks for rel in names),
