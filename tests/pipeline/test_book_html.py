@@ -244,13 +244,17 @@ def test_figures_are_numbered_and_plots_captioned(built):
     assert doc.find('a', href='#ch-a--fig-x').get_text() == 'Figure 1'
 
 
-def test_each_page_of_the_site_is_a_named_page_with_its_running_heads(built):
-    doc = document(built, 'pytorch')
-    style = doc.find_all('style')[-1].get_text()
-    page = doc.find(id='ch-b')
-    name = page['style'].removeprefix('page: ')
-    assert f'@page {name}:left {{ @top-left {{ content: "1 The chapter"; }} }}' in style
-    assert f'@page {name}:right {{ @top-right {{ content: "1.2 Section B"; }} }}' in style
+def test_sections_run_on_and_each_page_of_the_site_marks_its_running_heads(built):
+    html, site = built
+    document = book_html.Document(html, book_html.site_pages(site), 'pytorch', 'A book')
+    doc = BeautifulSoup(document.html(), 'html.parser')
+    assert not doc.find(id='ch-b').get('style'), 'no named page: sections run on'
+    assert document.marks[-2:] == [
+        book_html.Mark('ch-b--section-b', False, '1 The chapter', '1.2 Section B'),
+        book_html.Mark('references--references', True, 'Back matter', 'References'),
+    ]
+    style = doc.find(id=book_html.HEADS_STYLE).get_text()
+    assert '@counter-style book-right-head' in style
 
 
 def test_a_page_without_its_article_is_named(built):

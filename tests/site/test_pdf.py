@@ -5,10 +5,12 @@ pypdfium2 (which reads the text in a twentieth of pypdf's time). The tests check
 section titles in the order of the HTML, the HTML's section and equation numbers, one
 framework's code only and no other framework's names in the prose, no text that only a
 browser has a use for, every figure (by its alt text in the tagged PDF) and its numbered
-caption, the outline (its titles the headings'), the table of contents' page numbers, page
-numbers on every page but the title page, running heads, no page less than a quarter full
-but a chapter's or section's last, links that land, no code past the right margin,
-embedded fonts and the text face.
+caption (and captions written for a reader, not generated), the outline (its titles the
+headings'), the table of contents' page numbers, folios (roman in the front matter,
+arabic from the body's first page), running heads but where a chapter opens, no page
+less than a quarter full but a chapter's last and at most eight above half full, no talk
+of tabs and no ``#@save``, a report table without words broken, links that land, no
+code past the right margin, embedded fonts and the text face.
 
 Runs on the hand-made book of tests/site/book_site.py (its PDFs printed here) and on the
 book itself (whose build printed them).
@@ -60,6 +62,10 @@ class Printed:
     def body_start(self) -> int:
         """The index of the first page after the table of contents."""
         return min(page for name, page in self.destinations.items() if name != book_html.TOC_ID)
+
+    def folio(self, index: int) -> str:
+        """What page ``index``'s foot says (pdf.folios)."""
+        return pdf.folios(len(self.pages), self.body_start)[index]
 
     def body(self) -> str:
         return squeeze(''.join(self.pages[self.body_start :]))
@@ -244,12 +250,12 @@ def test_the_contents_give_each_entry_s_page(printed):
                 )
                 line = text.get_text_bounded(left, bottom, right, top).strip()
                 number = re.search(r'(\d+)$', line)
-                assert number and int(number[1]) == target + 1, f'{framework}: {line!r}'
+                assert number and number[1] == book.folio(target), f'{framework}: {line!r}'
                 checked += 1
         assert checked >= 3
 
 
-def test_every_page_but_the_title_page_is_numbered(printed):
+def test_every_page_but_the_title_page_and_its_back_is_numbered(printed):
     for framework, book in printed.items():
         document = book.document
         for index in range(len(document)):
@@ -262,7 +268,8 @@ def test_every_page_but_the_title_page_is_numbered(printed):
                 for i, (_, bottom, _, top) in enumerate(boxes)
                 if 0 <= bottom and top <= BOTTOM_MARGIN
             )
-            assert footer.strip() == ('' if index == 0 else str(index + 1)), (framework, index)
+            assert footer.strip() == book.folio(index), (framework, index)
+        assert book.folio(2) == 'iii' and book.folio(book.body_start) == '1', framework
 
 
 def test_links_inside_the_document_land_on_a_page(printed):
@@ -393,16 +400,31 @@ BOTH = (
 )
 
 
-def site_page_ranges(site, book):
-    """``{page rel: range of its PDF page indices}``, for the pages the PDF holds."""
+def site_page_ranges(site, book, depth=None):
+    """``{page rel: range of its PDF page indices}``, for the pages the PDF holds (those
+    of ``depth`` only: 0, the chapters with their sections). A section runs on from the
+    page where the one before it ends: that page is in both ranges."""
     starts = []
     for page in book_html.site_pages(site.site):
         first = book.first_page(page.slug)
-        if first is not None:
+        if first is not None and (depth is None or page.depth <= depth):
             starts.append((first, page.rel))
     starts.sort()
     ends = [start for start, _ in starts[1:]] + [len(book.pages)]
-    return {rel: range(start, end) for (start, rel), end in zip(starts, ends, strict=True)}
+    return {
+        rel: range(start, max(end, start + 1) if depth is None else end)
+        for (start, rel), end in zip(starts, ends, strict=True)
+    }
+
+
+def chapter_openings(site, book):
+    """The indices of the pages where a chapter (or the book's first page) opens."""
+    return {pages[0] for pages in site_page_ranges(site, book, depth=0).values()}
+
+
+def chapter_ends(site, book):
+    """The indices of the last page of each chapter (a chapter's sections included)."""
+    return {pages[-1] for pages in site_page_ranges(site, book, depth=0).values() if pages}
 
 
 def prose_of(page: pypdfium2.PdfPage) -> str:
@@ -442,9 +464,10 @@ def test_the_prose_names_no_other_framework(site, printed):
                 assert at < 0, f'{framework} PDF, {rel}: {prose[max(0, at - 60) : at + 40]!r}'
 
 
-def test_body_pages_carry_running_heads(printed):
+def test_body_pages_carry_running_heads_but_where_a_chapter_opens(site, printed):
     for framework, book in printed.items():
         titles = {title for _, title, _ in outline(book.reader)}
+        openings = chapter_openings(site, book)
         for index in range(book.body_start, len(book.document)):
             page = book.document[index]
             _, height = page.get_size()
@@ -458,6 +481,9 @@ def test_body_pages_carry_running_heads(printed):
                 and abs(pypdfium2.raw.FPDFText_GetFontSize(text.raw, i) - HEAD_SIZE) < 0.3
             )
             head = ' '.join(head.split())
+            if index in openings:
+                assert not head, f'{framework} page {index + 1}: a chapter opens under {head!r}'
+                continue
             assert head, f'{framework} page {index + 1}: no running head'
             assert head in titles, f'{framework} page {index + 1}: {head!r} is no heading'
 
@@ -514,11 +540,103 @@ def ink_depth(page: pypdfium2.PdfPage) -> float:
 
 def test_no_page_is_less_than_a_quarter_full_but_a_chapter_s_last(site, printed):
     for framework, book in printed.items():
-        last = {pages[-1] for pages in site_page_ranges(site, book).values()}
+        last = chapter_ends(site, book)
         for index in range(book.body_start, len(book.document)):
             if index not in last:
                 depth = ink_depth(book.document[index])
                 assert depth >= 0.25, f'{framework} page {index + 1}: {depth:.0%} full'
+
+
+MAX_HALF_EMPTY = 8  # pages in an edition whose text ends above the middle, a chapter's
+# last pages apart: sections run on, figures float, only short blocks are kept whole
+
+
+def test_few_pages_end_above_their_middle(site, printed):
+    for framework, book in printed.items():
+        last = chapter_ends(site, book)
+        short = [
+            f'{index + 1} ({depth:.0%})'
+            for index in range(book.body_start, len(book.document))
+            if index not in last and (depth := ink_depth(book.document[index])) < 0.5
+        ]
+        assert len(short) <= MAX_HALF_EMPTY, f'{framework}: pages {", ".join(short)}'
+
+
+# Whether the prose still talks of tabs for want of print-only alternatives, and whether
+# plots of the chapter still lack captions of their own: while True, the two tests
+# below are expected to fail on the book (set False once the prose and captions exist).
+TABS_PENDING = True
+CAPTIONS_PENDING = True
+TAB = re.compile(r'\btabs?\b', re.IGNORECASE)
+
+
+def code_of(page: pypdfium2.PdfPage) -> str:
+    """The text of a page set smaller than its prose: its code and outputs."""
+    text = page.get_textpage()
+    count = text.count_chars()
+    sizes = [pypdfium2.raw.FPDFText_GetFontSize(text.raw, i) for i in range(count)]
+    body = collections.Counter(round(size, 1) for size in sizes if size > 2).most_common(1)
+    if not body:
+        return ''
+    least = body[0][0] * 0.83
+    return ''.join(text.get_text_range(i, 1) for i in range(count) if 2 < sizes[i] < least)
+
+
+def test_print_talks_of_no_tabs_and_prints_no_save_marks(site, printed):
+    for framework, book in printed.items():
+        code = ''.join(code_of(book.document[i]) for i in range(book.body_start, len(book.pages)))
+        assert book_html.SAVE_MARK not in code, f'{framework}: a cell prints its #@save'
+        talk = []
+        for index in range(book.body_start, len(book.pages)):
+            prose = prose_of(book.document[index])
+            talk += [
+                f'p. {book.folio(index)}: ...{prose[max(0, m.start() - 50) : m.end() + 20]}...'
+                for m in TAB.finditer(prose)
+            ]
+        if talk and site.real and TABS_PENDING:
+            pytest.xfail(f'{framework}: {len(talk)} sentences await print-only text')
+        assert not talk, f'{framework}: ' + '\n'.join(talk)
+
+
+def test_the_report_table_breaks_no_word(site, printed):
+    html = (site.html / 'report.html').read_text(encoding='utf-8')
+    document = BeautifulSoup(html, 'html.parser')
+    table = document.select_one('article table')
+    words = {word for cell in table.select('td, th') for word in cell.get_text(' ').split()}
+    # A long name may break after its dots, underscores and slashes (book_html.py).
+    pieces = {piece for word in words for piece in re.split(r'(?<=[._/])', word) if piece}
+    for framework, book in printed.items():
+        pages = site_page_ranges(site, book)['report']
+        lines = [line for i in pages for line in book.pages[i].splitlines()]
+        header = next(i for i, line in enumerate(lines) if line.startswith('Section'))
+        broken = [
+            token
+            for line in lines[header : header + 4 * len(table.select('tr'))]
+            for token in line.split()
+            if token not in words and token not in pieces
+            and any(word.startswith(token) or word.endswith(token) for word in words)
+        ]  # fmt: skip
+        assert not broken, f'{framework}: {broken[:10]}'
+
+
+GENERATED = re.compile(
+    r'^(Line plot|Image|Chart|Empty figure|Figure of \d+ plots)\b|^Image output of the code'
+)
+
+
+def test_no_figure_caption_is_a_generated_description(site, printed):
+    for framework, book in printed.items():
+        alts = set(figure_alts(book.reader))
+        generated = []
+        for index in range(len(book.document)):
+            text = ' '.join(book.pages[index].split())
+            for match in re.finditer(r'Figure (\d+)\. (.+?\.)(?= |$)', text):
+                caption = match[2].rstrip('.')
+                if GENERATED.match(caption) or caption in alts:
+                    generated.append(f'Figure {match[1]} (p. {book.folio(index)}): {caption}')
+        if generated and CAPTIONS_PENDING:
+            pytest.xfail(f'{framework}: {len(generated)} plots await captions')
+        assert not generated, f'{framework}: ' + '; '.join(generated)
 
 
 def test_the_text_is_set_in_the_book_s_face(printed):

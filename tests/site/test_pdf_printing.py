@@ -45,7 +45,7 @@ class View:
         if script == page_scripts.script(pdf.FRESH_LAYOUT):
             self.carried = False
         elif script == page_scripts.script(pdf.FILL_TOC):
-            self.toc = dict(argument)
+            self.toc = {target: int(page) for target, page in argument['numbers'].items()}
 
     def pdf(self, **options):
         pages = self.pages_of(self.printings, not self.carried)
@@ -65,9 +65,14 @@ class Browser:
         return self.view
 
 
+def printing_from_json(data):
+    pages = json.loads(data)['pages']
+    return pdf.Printing({t: (page - 1, None) for t, page in pages.items()}, max(pages.values()))
+
+
 @pytest.fixture(autouse=True)
 def destinations_from_json(monkeypatch):
-    monkeypatch.setattr(pdf, 'page_numbers', lambda data: json.loads(data)['pages'])
+    monkeypatch.setattr(pdf, 'read_printing', printing_from_json)
 
 
 def alternating(printings, afresh):
@@ -85,7 +90,7 @@ def test_the_contents_settle_in_two_printings_and_name_the_printed_pages():
 
 def test_contents_that_never_settle_are_reported_with_the_entries_that_moved():
     browser = Browser(lambda printings, afresh: {**PAGES, 'results': 14 + printings})
-    with pytest.raises(pdf.PdfError, match=r'still changed after 3 printings.*results 15->16'):
+    with pytest.raises(pdf.PdfError, match=r'still changed after 5 printings.*results 17->18'):
         pdf.print_document(browser, 'http://book.test', '<html></html>')
     assert browser.view.printings == pdf.MAX_PRINTINGS
     assert browser.view.closed
@@ -97,10 +102,45 @@ def test_an_entry_without_a_destination_is_named():
         pdf.print_document(browser, 'http://book.test', '<html></html>')
 
 
+class Plan:
+    """What book_html.Document tells the printing: no marks, one figure."""
+
+    def __init__(self):
+        self.marks = []
+        self.figures = {'results': 1}
+
+
+def figure_at_a_page_s_top(data):
+    printing = printing_from_json(data)
+    index, _ = printing.pages['results']
+    printing.pages['results'] = (index, pdf.PAGE_HEIGHT - pdf.TOP_MARGIN)
+    return printing
+
+
+def test_a_figure_below_a_gap_floats_once(monkeypatch):
+    # 'results' starts the text of its page, below a page whose text ends at 40 %.
+    monkeypatch.setattr(pdf, 'ink_depth', lambda data, index: 0.4)
+    monkeypatch.setattr(pdf, 'read_printing', figure_at_a_page_s_top)
+    floated = []
+    browser = Browser(alternating)
+    evaluate = browser.view.evaluate
+
+    def spy(script, argument=None):
+        if script == page_scripts.script(pdf.FLOAT):
+            floated.append(argument)
+        return evaluate(script, argument)
+
+    browser.view.evaluate = spy
+    pdf.print_document(browser, 'http://book.test', '<html></html>', plan=Plan())
+    assert floated == [[{'id': 'results', 'room': round(0.6 * pdf.TEXT_HEIGHT_PX)}]]
+
+
 def test_every_script_it_runs_in_the_page_is_one_that_the_stamp_follows(monkeypatch):
     run = []
     monkeypatch.setattr(pdf, 'script', lambda name: run.append(name) or page_scripts.script(name))
-    pdf.print_document(Browser(alternating), 'http://book.test', '<html></html>')
+    monkeypatch.setattr(pdf, 'ink_depth', lambda data, index: 0.4)
+    monkeypatch.setattr(pdf, 'read_printing', figure_at_a_page_s_top)
+    pdf.print_document(Browser(alternating), 'http://book.test', '<html></html>', plan=Plan())
     assert set(run) == set(pdf.SCRIPTS)
 
 

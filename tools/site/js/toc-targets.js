@@ -1,2 +1,2 @@
-// The target id of each page-number slot of the table of contents, in order.
+// The target id of each page-number slot (the contents' and the references'), in order.
 slots => slots.map(slot => slot.dataset.target)
