@@ -269,15 +269,47 @@ def test_twins_that_readers_see_differ():
     assert found == [], f'identical twin cells (write them once, untagged): {found}'
 
 
-def test_a_notebook_keeps_web_only_prose_and_leaves_print_only_prose_out(tmp_path):
+# Prose for each medium, as spans and containers, alone and for two media at once.
+MEDIA_PROSE = (
+    'Start. [Pick a *tab*.]{.web-only}[This notebook holds one.]{.notebook-only}'
+    '[This edition prints one.]{.print-only} Then [both pages]{.web-only .print-only}'
+    '[both [files](https://example.org)]{.notebook-only .print-only} end.\n\n'
+    '```{container} web-only\nOn the page.\n```\n\n'
+    '```{container} notebook-only\nIn the notebook, $x$.\n```\n\n'
+    '```{container} print-only\nOn paper.\n```\n\n'
+    '```{container} web-only print-only\nIn the book.\n```\n'
+)
+
+
+def test_a_notebook_keeps_notebook_only_prose_and_leaves_the_page_s_and_paper_s_out(
+    tmp_path,
+):
     from tools.source.myst import Converter
 
-    text = (
-        'Start. [Pick a *tab*.]{.web-only}[This edition prints one.]{.print-only} End.\n\n'
-        '```{container} web-only\nOn screen.\n```\n\n'
-        '```{container} print-only\nOn paper.\n```\n'
+    converted, _ = Converter(References(), tmp_path, [MEDIA_PROSE], 'pytorch').convert(MEDIA_PROSE)
+    assert 'Start. This notebook holds one. Then both [files](https://example.org) end.' in (
+        converted
     )
-    converted, _ = Converter(References(), tmp_path, [text], 'pytorch').convert(text)
-    assert 'Start. Pick a *tab*. End.' in converted and 'On screen.' in converted
-    assert 'paper' not in converted and 'prints one' not in converted
-    assert 'web-only' not in converted and '{.' not in converted
+    assert 'In the notebook, $x$.' in converted
+    for elsewhere in ('tab', 'prints one', 'pages', 'On the page', 'On paper', 'In the book'):
+        assert elsewhere not in converted
+    assert 'only' not in converted and '{.' not in converted and '{container}' not in converted
+
+
+def test_both_notebooks_hold_the_notebook_only_prose(project):
+    project.section('ch/media', '# Media\n\n' + MEDIA_PROSE, project.code('x = 1'))
+    for path in split_section('ch/media', project.layout).values():
+        prose = '\n'.join(c.source for c in read(path).cells if c.cell_type == 'markdown')
+        assert 'This notebook holds one.' in prose and 'In the notebook, $x$.' in prose
+        assert 'tab' not in prose and 'On the page' not in prose and 'paper' not in prose
+
+
+def test_a_span_or_container_of_other_classes_is_no_medium_s(tmp_path):
+    from tools.source.myst import Converter, in_notebooks
+
+    assert in_notebooks('web-only print-only') is False
+    assert in_notebooks('.notebook-only .print-only') is True
+    assert in_notebooks('fw-only-jax') is None and in_notebooks('web-only dropdown') is None
+    text = '[Kept]{.other} and [kept too]{.web-only .other}.'
+    converted, _ = Converter(References(), tmp_path, [text], 'jax').convert(text)
+    assert converted == text

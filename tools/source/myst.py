@@ -5,8 +5,10 @@ or number of their target), ``(label)=`` lines go, numbered equations get a
 ``\\tag{n}``, figures become images with a caption (local files are embedded as
 cell attachments, so the notebook shows them wherever it is opened), admonitions
 become block quotes, value references a placeholder that execution fills
-(tools/source/values.py), and a ``{container} fw-only-<framework>`` block stays in its own
-framework's notebook only.  Code spans, code blocks and math are left alone.
+(tools/source/values.py), a ``{container} fw-only-<framework>`` block stays in its own
+framework's notebook only, and of the prose for one medium (``web-only``,
+``notebook-only``, ``print-only``) only the notebooks' stays.  Code spans, code blocks
+and math are left alone.
 """
 
 from __future__ import annotations
@@ -48,13 +50,31 @@ ADMONITIONS = {
 DROPPED_DIRECTIVES = {'bibliography', 'tableofcontents', 'toctree', 'glossary'}
 # Prose for one framework: ```{container} fw-only-pytorch``` (see tools/source/values.py).
 FRAMEWORK_ONLY = re.compile(r'fw-only-(?P<framework>\w+)')
-# Prose for one medium (book/_static/print-only.css): a notebook is read on a screen, so it
-# keeps what is marked web-only and leaves out what is marked print-only, as a container
-# (```{container} web-only```) or a span ([...]{.print-only}).
-MEDIUM_ONLY = {'web-only': True, 'print-only': False}
+# Prose for some media only, as a container (```{container} notebook-only```) or a span
+# ([...]{.web-only}), with a class for each medium that shows it: `web-only` the HTML
+# page (tabs, buttons, links under a title), `notebook-only` the notebooks, `print-only`
+# the PDFs; `{.web-only .print-only}` the book's pages, not the notebooks
+# (book/_static/media.css, tools/site/book_html.py). A notebook keeps what is marked
+# notebook-only and leaves out what is marked for other media only.
+MEDIA = ('web-only', 'notebook-only', 'print-only')
+NOTEBOOK_MEDIUM = 'notebook-only'
+_MEDIUM_CLASS = r'\.(?:' + '|'.join(MEDIA) + ')'
 MEDIUM_SPAN = re.compile(
-    r'\[(?P<text>(?:[^\[\]]|\[[^\[\]]*\])*)\]\{\.(?P<medium>web-only|print-only)\}', re.S
+    r'\[(?P<text>(?:[^\[\]]|\[[^\[\]]*\])*)\]'
+    rf'\{{(?P<media>\s*{_MEDIUM_CLASS}(?:\s+{_MEDIUM_CLASS})*)\s*\}}',
+    re.S,
 )
+
+
+def in_notebooks(media: str) -> bool | None:
+    """Whether prose marked with these classes (``web-only print-only`` or
+    ``.web-only .print-only``) shows in a notebook; None if they are not only media."""
+    names = [name.lstrip('.') for name in media.split()]
+    if not names or not set(names) <= set(MEDIA):
+        return None
+    return NOTEBOOK_MEDIUM in names
+
+
 IMAGE_TYPES = {
     '.svg': 'image/svg+xml',
     '.png': 'image/png',
@@ -252,8 +272,8 @@ class Converter:
         options, body = _options_and_body(content)
         if name in DROPPED_DIRECTIVES:
             return None
-        if name == 'container' and argument in MEDIUM_ONLY:
-            return self._convert(body) if MEDIUM_ONLY[argument] else None
+        if name == 'container' and (kept := in_notebooks(argument)) is not None:
+            return self._convert(body) if kept else None
         if name == 'container' and FRAMEWORK_ONLY.fullmatch(argument):
             own = FRAMEWORK_ONLY.fullmatch(argument)['framework'] == self.framework
             return self._convert(body) if own or self.framework is None else None
@@ -306,10 +326,10 @@ class Converter:
 
     # inline ---------------------------------------------------------------
     def _inline(self, text: str) -> str:
-        on_screen = MEDIUM_SPAN.sub(
-            lambda span: span['text'] if MEDIUM_ONLY[span['medium']] else '', text
+        in_notebook = MEDIUM_SPAN.sub(
+            lambda span: span['text'] if in_notebooks(span['media']) else '', text
         )
-        return INLINE.sub(self._replace, on_screen)
+        return INLINE.sub(self._replace, in_notebook)
 
     def _replace(self, match: re.Match) -> str:
         if match.group('code'):
