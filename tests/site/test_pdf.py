@@ -122,8 +122,9 @@ def printed(layout):
 
 def html_articles(site, framework):
     """``(page, article)`` of every page of the site, as that framework's reader sees it
-    on paper: without the other framework and without web-only prose, the root page
-    titled as the PDF titles it."""
+    on paper: without the other framework (but on the bridges, whose cells print in
+    both editions), without the other framework's module in the library's reference and
+    without web-only prose, the root page titled as the PDF titles it."""
     pages = book_html.site_pages(site.site)
     for page in pages:
         document = BeautifulSoup(
@@ -132,8 +133,14 @@ def html_articles(site, framework):
         article = document.select_one('article.bd-article')
         for other in FRAMEWORKS:
             if other != framework:
-                for element in article.select(f'div.cell.tag_{other}, .fw-only-{other}'):
+                both = page.rel in book_html.BOTH_CODE
+                selector = (
+                    f'.fw-only-{other}' if both else f'div.cell.tag_{other}, .fw-only-{other}'
+                )
+                for element in article.select(selector):
                     element.decompose()
+        if page.rel == book_html.REFERENCE_PAGE:
+            book_html.keep_reference(article, framework)
         dropped = 'a.headerlink, .fw-notebooks, .book-downloads, .web-only'
         for element in article.select(dropped):
             element.decompose()
@@ -154,10 +161,20 @@ def test_the_section_titles_and_numbers_follow_the_html(site, printed):
         assert in_order(numbers, book.body()) == [], f'{framework}: numbers missing'
 
 
-def test_each_pdf_holds_its_framework_s_code_only(printed):
+def test_each_pdf_holds_its_framework_s_code_only(site, printed):
     for framework, book in printed.items():
-        # The d2l_mini reference documents both modules in both PDFs, as its HTML does.
-        text = book.body_without('d2l-mini', 'references')
+        # The bridges print both frameworks' cells; the reference's "How the twins
+        # differ" names both modules.
+        chapters = site_page_ranges(site, book, depth=0)
+        both = {*book_html.BOTH_CODE, book_html.REFERENCE_PAGE}
+        left_out = {i for rel, pages in chapters.items() if rel in both for i in pages}
+        text = squeeze(
+            ''.join(
+                page
+                for i, page in enumerate(book.pages)
+                if i >= book.body_start and i not in left_out
+            )
+        )
         for marker in ONLY[framework]:
             assert squeeze(marker) in text, f'{framework}: no {marker!r}'
         for other, markers in ONLY.items():
@@ -188,6 +205,22 @@ def figure_alts(reader):
 
     visit(reader.trailer['/Root']['/StructTreeRoot'])
     return alts
+
+
+def test_the_bridges_print_both_frameworks_and_the_reference_one_module(site, printed):
+    for framework, book in printed.items():
+        chapters = site_page_ranges(site, book, depth=0)
+        bridges = [i for rel in book_html.BOTH_CODE if rel in chapters for i in chapters[rel]]
+        if bridges:
+            text = squeeze(''.join(book.pages[i] for i in bridges))
+            for markers in ONLY.values():
+                assert squeeze(markers[0]) in text, f'{framework}, bridges: no {markers[0]}'
+        titles = [title for _, title, _ in outline(book.reader)]
+        for other in FRAMEWORKS:
+            module = 'd2l_mini.' + other.replace('pytorch', 'torch')
+            printed_module = any(title.endswith(module) for title in titles)
+            if site.real:
+                assert printed_module == (other == framework), (framework, module)
 
 
 def test_every_figure_of_the_html_is_in_the_pdf(site, printed):
