@@ -7,7 +7,7 @@ import pytest
 
 from tools.cli import main
 from tools.paths import Layout
-from tools.source.myst import References
+from tools.source.myst import Converter, References
 from tools.source.sections import (
     AuthoringError,
     Section,
@@ -284,7 +284,6 @@ MEDIA_PROSE = (
 def test_a_notebook_keeps_notebook_only_prose_and_leaves_the_page_s_and_paper_s_out(
     tmp_path,
 ):
-    from tools.source.myst import Converter
 
     converted, _ = Converter(References(), tmp_path, [MEDIA_PROSE], 'pytorch').convert(MEDIA_PROSE)
     assert 'Start. This notebook holds one. Then both [files](https://example.org) end.' in (
@@ -305,7 +304,7 @@ def test_both_notebooks_hold_the_notebook_only_prose(project):
 
 
 def test_a_span_or_container_of_other_classes_is_no_medium_s(tmp_path):
-    from tools.source.myst import Converter, in_notebooks
+    from tools.source.myst import in_notebooks
 
     assert in_notebooks('web-only print-only') is False
     assert in_notebooks('.notebook-only .print-only') is True
@@ -313,3 +312,15 @@ def test_a_span_or_container_of_other_classes_is_no_medium_s(tmp_path):
     text = '[Kept]{.other} and [kept too]{.web-only .other}.'
     converted, _ = Converter(References(), tmp_path, [text], 'jax').convert(text)
     assert converted == text
+
+
+def test_a_doc_role_becomes_the_title_of_its_page(tmp_path):
+    references = References(page_titles={'how-to-use': 'How to use this book', 'ch/a': 'A'})
+    text = (
+        'See {doc}`/how-to-use`, {doc}`a`, {doc}`../how-to-use`, {doc}`/report` and '
+        '{doc}`the tour </how-to-use>`.'
+    )
+    converted, _ = Converter(references, tmp_path, [text], 'jax', 'ch').convert(text)
+    assert converted == (
+        'See How to use this book, A, How to use this book, Execution report and the tour.'
+    )

@@ -16,6 +16,7 @@ from __future__ import annotations
 import base64
 import codecs
 import functools
+import posixpath
 import re
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -47,6 +48,9 @@ ADMONITIONS = {
     'seealso',
     'admonition',
 }
+# The pages the build writes itself (tools/site/report.py): no source holds their titles.
+GENERATED_PAGES = {'report': 'Execution report'}
+PAGE_TITLE = re.compile(r'^# (?P<title>.+)$', re.MULTILINE)
 DROPPED_DIRECTIVES = {'bibliography', 'tableofcontents', 'toctree', 'glossary'}
 # Prose for one framework: ```{container} fw-only-pytorch``` (see tools/source/values.py).
 FRAMEWORK_ONLY = re.compile(r'fw-only-(?P<framework>\w+)')
@@ -144,21 +148,38 @@ def walk_labels(text: str) -> Iterator[tuple[str | None, ...]]:
 
 
 class References:
-    """What the whole book knows: bibliography entries and the titles of labels."""
+    """What the whole book knows: bibliography entries, the titles of labels and the
+    titles of pages (by their path below the book folder, without ``.md``)."""
 
-    def __init__(self, bib_files: Sequence[Path] = (), titles: dict | None = None) -> None:
+    def __init__(
+        self,
+        bib_files: Sequence[Path] = (),
+        titles: dict | None = None,
+        page_titles: dict | None = None,
+    ) -> None:
         self.bib_files = list(bib_files)
         self.titles = titles or {}
+        self.page_titles = {**GENERATED_PAGES, **(page_titles or {})}
         self._entries: dict | None = None
 
     @classmethod
     def load(cls, layout: Layout) -> References:
-        titles = {}
+        titles, page_titles = {}, {}
         for rel in book_pages(layout):
-            for found in walk_labels(layout.source(rel).read_text(encoding='utf-8')):
+            text = layout.source(rel).read_text(encoding='utf-8')
+            for found in walk_labels(text):
                 if found[0] in ('target', 'figure') and found[1] and found[2]:
                     titles.setdefault(found[1], found[2])
-        return cls(sorted(layout.book.glob('*.bib')), titles)
+            heading = PAGE_TITLE.search(text)
+            if heading:
+                page_titles[rel] = heading['title'].strip()
+        return cls(sorted(layout.book.glob('*.bib')), titles, page_titles)
+
+    def page_title(self, target: str, page_folder: str) -> str:
+        """The title of the page a ``{doc}`` role names, from the page it is in
+        (``page_folder``: that page's folder below the book, '' at the top)."""
+        path = target[1:] if target.startswith('/') else posixpath.join(page_folder, target)
+        return self.page_titles.get(posixpath.normpath(path), target)
 
     @property
     def entries(self) -> dict:
@@ -209,10 +230,12 @@ class Converter:
         source_dir: Path,
         texts: list[str],
         framework: str | None = None,
+        page_folder: str = '',
     ) -> None:
         self.references = references
         self.source_dir = Path(source_dir)
         self.framework = framework
+        self.page_folder = page_folder  # the page's folder below the book ('' at the top)
         self.equations: dict[str, int] = {}
         self.figures: dict[str, int] = {}
         figure_count = 0
@@ -361,6 +384,8 @@ class Converter:
             return f'Figure {number}' if target in self.figures else title
         if name == 'ref':
             return text or self.references.titles.get(target, target)
+        if name == 'doc':
+            return text or self.references.page_title(target, self.page_folder)
         if name == 'math':
             return f'${content}$'
         if name == 'value':

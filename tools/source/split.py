@@ -27,11 +27,13 @@ def build_notebook(
     """The notebook of one framework, as it opens in Jupyter or Colab."""
     cells = section.cells_for(framework)
     references = references or References.load(layout)
+    folder = section.path.parent.relative_to(layout.book).as_posix()
     converter = Converter(
         references,
         section.path.parent,
         [c.source for c in cells if c.cell_type == 'markdown'],
         framework,
+        '' if folder == '.' else folder,
     )
     sources = [cell.source for cell in cells if cell.cell_type == 'code']
     install = nbformat.v4.new_code_cell(colab.install_source(framework, layout, sources=sources))
