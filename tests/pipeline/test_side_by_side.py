@@ -14,6 +14,7 @@ from pygments.lexers import PythonLexer
 from tools.site.twins import (
     CHANGED,
     FILLER,
+    MARK_MIN,
     MARKS_OPTION,
     ROWS_OPTION,
     SAME,
@@ -22,6 +23,7 @@ from tools.site.twins import (
     align_twin_cells,
     code_lines,
     mark_tokens,
+    similarity,
     token_spans,
     twin_marks,
     twin_rows,
@@ -174,8 +176,8 @@ def rows_of(container):
 def test_twin_cells_in_the_doctree_get_their_rows():
     section = nodes.section()
     cells = [
-        cell(['pytorch'], 'import torch\n'),  # twins
-        cell(['jax'], 'import jax\nfrom flax import nnx\n'),
+        cell(['pytorch'], 'from d2l_mini import torch as d2l\n'),  # twins
+        cell(['jax'], 'from d2l_mini import jax as d2l\nfrom flax import nnx\n'),
         cell([], 'x = 1\n'),  # untagged: no twin
         cell(['jax'], 'y = 1\n'),  # out of order
         cell(['pytorch'], 'y = 2\n'),
@@ -190,7 +192,7 @@ def test_twin_cells_in_the_doctree_get_their_rows():
     assert [rows_of(c) for c in cells[2:6]] == [None] * 4
     assert cells[0].next_node(nodes.literal_block)['highlight_args'] == {
         ROWS_OPTION: (CHANGED, FILLER),
-        MARKS_OPTION: (((7, 12),), ()),  # 'torch' against 'jax'; the filler's line: none
+        MARKS_OPTION: (((21, 26),), ()),  # 'torch' against 'jax'; the filler's line: none
     }
 
 
@@ -213,6 +215,33 @@ def test_the_tokens_that_differ_are_marked_not_the_whole_line():
     assert not any('return' in text or 'True' in text for text in marked(torch_line, jax_line))
     assert marked('x = torch.ones(2)', 'x = jnp.ones(2)') == ['torch']
     assert marked('a = 1', 'a = 1') == []
+
+
+def test_a_name_with_underscores_is_one_token():
+    assert marked('y = use_fused_kernels(x)', 'y = use_fused(x)') == ['use_fused_kernels']
+    assert marked('    def __init__(self, d):', '    def __call__(self, d):') == ['__init__']
+
+
+def test_only_lines_that_largely_agree_get_their_tokens_marked():
+    # Alike but for a name or an argument: the tokens that differ are marked.
+    alike = ('    bias=bias)', '    bias=bias, rngs=rngs)')
+    assert similarity(*alike) >= MARK_MIN
+    assert marked(*alike) == [] and marked(*reversed(alike)) == [', rngs=rngs']
+    assert marked('x = torch.ones(2)', 'x = jnp.ones(2)') == ['torch']
+    # Lines that differ throughout: the line's tint says it; no token is marked.
+    apart = [
+        ('X = torch.randn(2, 32, 64)', 'X = jax.random.normal(jax.random.key(0), (2, 32, 64))'),
+        ('import torch', 'import jax'),
+        ('mine.load_state_dict(theirs.state_dict())', 'nnx.update(mine, nnx.state(theirs))'),
+    ]
+    for torch_line, jax_line in apart:
+        assert similarity(torch_line, jax_line) < MARK_MIN, (torch_line, jax_line)
+        assert marked(torch_line, jax_line) == marked(jax_line, torch_line) == []
+    torch_source = 'import torch\nx = torch.ones(2)\n'
+    jax_source = 'import jax\nx = jnp.ones(2)\n'
+    assert twin_rows(torch_source, jax_source) == ((CHANGED, CHANGED), (CHANGED, CHANGED))
+    torch_marks, jax_marks = twin_marks(torch_source, jax_source)
+    assert torch_marks == ((), ((4, 9),)) and jax_marks == ((), ((4, 7),))
 
 
 def test_twin_marks_follow_the_rows():

@@ -3,8 +3,10 @@ PyTorch cell and the JAX cell right after it) laid out for the tab script's "Bot
 
 difflib pairs the lines that correspond (equal lines first; between them the pairing
 whose pairs are most alike), and Pygments' HTML (the TwinRowsFormatter) wraps each line
-in ``<span class="fw-line">`` (``fw-changed`` where the twin's line differs, with the
-tokens that differ from the paired line's in ``<span class="fw-token">``) and adds a
+in ``<span class="fw-line">`` (``fw-changed`` where the twin's line differs; where the
+two lines largely agree, with the tokens that differ from the paired line's in
+``<span class="fw-token">``; lines that differ throughout are the change as a whole, their
+tokens unmarked) and adds a
 ``<span class="fw-filler">`` line where the twin has a line this cell lacks. The style
 shows fillers and marks only while both columns show. tools/site/ext/code_cells.py
 registers the post-transform and uses the formatter for every code cell.
@@ -25,6 +27,11 @@ SAME, CHANGED, FILLER = 'same', 'changed', 'filler'
 ROWS_OPTION = 'fw_rows'  # the formatter option (highlight_args) that carries a cell's rows
 MARKS_OPTION = 'fw_marks'  # and the one that carries, per row, the spans of tokens that differ
 TOKEN = re.compile(r'\w+|\S')
+# Two paired lines whose tokens agree at least this much (similarity) get their differing
+# tokens marked; below it the lines differ as wholes ('X = torch.randn(2, 3)' against
+# 'X = jax.random.normal(key, (2, 3))'), and marking most of their tokens would make a
+# wall of marks: the line's tint and bar say it.
+MARK_MIN = 0.6
 
 
 def similarity(a: str, b: str) -> float:
@@ -78,7 +85,10 @@ def align_lines(left: Sequence[str], right: Sequence[str]) -> list[tuple[int | N
 
 def token_spans(line: str, other: str) -> tuple[tuple[int, int], ...]:
     """The character ranges of ``line`` whose tokens (names, numbers, single symbols) have
-    no counterpart in ``other``, the line it faces: a run of such tokens is one range."""
+    no counterpart in ``other``, the line it faces: a run of such tokens is one range.
+    None where the two lines are less alike than MARK_MIN: they differ as wholes."""
+    if similarity(line, other) < MARK_MIN:
+        return ()
     mine = list(TOKEN.finditer(line))
     matcher = difflib.SequenceMatcher(
         None, [m[0] for m in mine], TOKEN.findall(other), autojunk=False
@@ -112,8 +122,9 @@ Spans = tuple[tuple[int, int], ...]
 
 def twin_marks(left: str, right: str) -> tuple[tuple[Spans, ...], tuple[Spans, ...]]:
     """For the sources of two twin cells, row by row (as twin_rows), the spans of each
-    one's tokens that differ from the line it faces; none for a filler or a line that
-    faces a filler (the whole line differs)."""
+    one's tokens that differ from the line it faces; none for a filler, a line that faces
+    a filler or one that differs from its counterpart throughout (the whole line is the
+    change: token_spans)."""
     a, b = code_lines(left), code_lines(right)
     marks: tuple[list[Spans], list[Spans]] = ([], [])
     for i, j in align_lines(a, b):
