@@ -85,8 +85,10 @@ class Printed:
 
 
 def text_of(page: pypdfium2.PdfPage) -> str:
-    # pdfium writes a hyphen that ends a line as U+FFFE.
-    return page.get_textpage().get_text_range().replace('\ufffe', '-')
+    # pdfium writes a hyphen that ends a line as U+FFFE; where Chromium broke a word at a
+    # soft hyphen (book_html's hyphenation), a U+2010 and the line's end: the word whole.
+    text = page.get_textpage().get_text_range().replace('\ufffe', '-')
+    return re.sub('\u2010\r?\n', '', text)
 
 
 def squeeze(text: str) -> str:

@@ -1,11 +1,33 @@
 // Moves each figure that left a gap at the foot of the page before it (pdf.py) after the
 // prose that follows it, as a printed book floats a figure to the next page while the
-// text goes on: moves is [{id, room}], room the gap in CSS pixels. Returns how many moved.
+// text goes on: moves is [{id, room}], room the gap in CSS pixels. The prose may be the
+// first paragraphs of a box that follows (a solution's "What the runs show"). Returns
+// how many moved.
 moves => {
   const body = document.body;
   body.style.width = 'var(--book-text-width)';  // measured as printed (as prepare.js)
   body.style.boxSizing = 'content-box';
-  const prose = 'p, ul, ol, dl, blockquote, div.math, div.math-wrapper';
+  const prose = 'p:not(.book-unfolded-title), ul, ol, dl, blockquote, div.math, ' +
+    'div.math-wrapper';
+  const following = block => {
+    const found = [];
+    for (let next = block.nextElementSibling; next; next = next.nextElementSibling) {
+      if (next.matches(prose)) {
+        found.push(next);
+      } else if (next.matches('.book-unfolded') && !found.length) {
+        const inner = next.querySelector(':scope > .sd-summary-content, :scope > .sd-card-body');
+        for (const child of (inner || next).children) {
+          if (child.matches('.book-unfolded-title')) continue;
+          if (!child.matches(prose)) break;
+          found.push(child);
+        }
+        break;
+      } else {
+        break;
+      }
+    }
+    return found;
+  };
   let moved = 0;
   for (const {id, room} of moves) {
     const figure = document.getElementById(id);
@@ -15,8 +37,8 @@ moves => {
       block = block.parentElement;
     }
     let after = null, filled = 0;
-    for (let next = block.nextElementSibling; next && filled < room && next.matches(prose);
-         next = next.nextElementSibling) {
+    for (const next of following(block)) {
+      if (filled >= room) break;
       after = next;
       filled += next.getBoundingClientRect().height;
     }
