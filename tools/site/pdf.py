@@ -399,7 +399,19 @@ def write_pdfs(
                     plan = book_html.Document(
                         layout.html, book_html.site_pages(layout.site), framework, title, made
                     )
-                    pdf = print_document(browser, base, plan.html(), progress, plan)
+                    document = plan.html()
+                    small = [
+                        f'{figure} ({size:.1f} pt)'
+                        for figure, _, size in plan.plots
+                        if size < book_html.MIN_PLOT_TEXT_PT - 0.05
+                    ]
+                    if small:
+                        progress(
+                            f'pdf: {len(small)} plots print text under '
+                            f"{book_html.MIN_PLOT_TEXT_PT:g} pt even at the text's width "
+                            f'(a smaller figsize in their cells helps): {", ".join(small)}'
+                        )
+                    pdf = print_document(browser, base, document, progress, plan)
                     write_atomic(path, pdf)
                     progress(
                         f'pdf: {path} ({len(pdf) / 1e6:.1f} MB) printed in '
