@@ -660,6 +660,8 @@ GENERATED = re.compile(
 
 
 def test_no_figure_caption_is_a_generated_description(site, printed):
+    if not site.real:
+        pytest.skip("the hand-made book's plots keep their descriptions as captions")
     for framework, book in printed.items():
         alts = set(figure_alts(book.reader))
         generated = []
