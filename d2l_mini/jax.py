@@ -30,7 +30,8 @@ __all__ = ['CharLM', 'FeedForward', 'MultiHeadAttention', 'TimeMachine',
            'TransformerBlock', 'Vocab', 'check_args', 'check_shape', 'claims',
            'generate', 'glue', 'lm_loss', 'masked_softmax', 'plot',
            'preprocess', 'progress', 'read_time_machine', 'set_axes',
-           'set_figsize', 'train_lm', 'try_gpu', 'use_svg_display']
+           'set_figsize', 'token_spread', 'train_lm', 'try_gpu',
+           'use_svg_display']
 
 
 def try_gpu(i=0):
@@ -247,6 +248,15 @@ def _count_finished(losses, finished, bar):
 
 
 # ---- Below: code saved from the book by `python -m tools save`; do not edit by hand. ----
+
+
+# Saved from book/transformer-block/transformer-block.md
+def token_spread(H):
+    """The token spread of each sequence of H (batch, T, d): the norm of the
+    tokens minus their mean, over the norm of the tokens. Shape (batch,)."""
+    centred = H - H.mean(axis=-2, keepdims=True)
+    return (jnp.linalg.norm(centred, axis=(-2, -1))
+            / jnp.linalg.norm(H, axis=(-2, -1)))
 
 
 # Saved from book/transformer-block/transformer-block.md

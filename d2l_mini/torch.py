@@ -25,7 +25,8 @@ __all__ = ['CharLM', 'FeedForward', 'MultiHeadAttention', 'TimeMachine',
            'TransformerBlock', 'Vocab', 'check_args', 'check_shape', 'claims',
            'generate', 'glue', 'lm_loss', 'masked_softmax', 'plot',
            'preprocess', 'progress', 'read_time_machine', 'set_axes',
-           'set_figsize', 'train_lm', 'try_gpu', 'use_svg_display']
+           'set_figsize', 'token_spread', 'train_lm', 'try_gpu',
+           'use_svg_display']
 
 
 def try_gpu(i=0):
@@ -223,6 +224,14 @@ def train_lm(model, data, optimizer, num_updates, micro_batches=1):
 
 
 # ---- Below: code saved from the book by `python -m tools save`; do not edit by hand. ----
+
+
+# Saved from book/transformer-block/transformer-block.md
+def token_spread(H):
+    """The token spread of each sequence of H (batch, T, d): the norm of the
+    tokens minus their mean, over the norm of the tokens. Shape (batch,)."""
+    centred = H - H.mean(dim=-2, keepdim=True)
+    return centred.norm(dim=(-2, -1)) / H.norm(dim=(-2, -1))
 
 
 # Saved from book/transformer-block/transformer-block.md
