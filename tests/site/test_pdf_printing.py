@@ -108,6 +108,7 @@ class Plan:
     def __init__(self):
         self.marks = []
         self.figures = {'results': 1}
+        self.refs = {}
 
 
 def figure_at_a_page_s_top(data):

@@ -391,6 +391,9 @@ class Document:
         # (figure id, SVG, the size its smallest text prints at) of each sized plot
         self.plots: list[tuple[str, str, float]] = []
         self.numbers: dict[str, str] = {}  # a page's rel: its number ('1.2.') or ''
+        # A reference's page-number group: the target it names (pdf.py leaves the page
+        # out where the reference stands on the page it points at).
+        self.refs: dict[str, str] = {}
 
     # -- links and ids
 
@@ -572,8 +575,15 @@ class Document:
                 slot['data-target'] = target
                 group = soup.new_tag('span')
                 group['class'] = ['book-page-ref']
-                group.extend([NavigableString(prefix), slot, NavigableString(suffix)])
+                group['id'] = f'book-ref-{len(self.refs)}'
+                for text in (prefix, slot, suffix):
+                    if isinstance(text, str):
+                        piece = soup.new_tag('span')
+                        piece.string = text
+                        text = piece
+                    group.append(text)
                 link.insert_after(group)
+                self.refs[group['id']] = target
 
     def is_page_reference(self, link: Tag, target: str) -> bool:
         if link.find_parent(['pre', 'table', 'nav', *HEADINGS]) is not None:
@@ -791,9 +801,11 @@ class Document:
         )
 
     def anchors(self) -> str:
-        """Hidden links to every figure: Chromium writes a named destination, with its page
-        and height, for what a link points at, and pdf.py reads where each figure fell."""
-        links = ''.join(f'<a href="#{html.escape(target)}"></a>' for target in self.figures)
+        """Hidden links to every figure and reference: Chromium writes a named destination,
+        with its page and height, for what a link points at, and pdf.py reads where each
+        fell."""
+        targets = [*self.figures, *self.refs]
+        links = ''.join(f'<a href="#{html.escape(target)}"></a>' for target in targets)
         return f'<nav class="{ANCHORS}" hidden>{links}</nav>'
 
     def html(self) -> str:

@@ -292,7 +292,8 @@ def print_document(
         targets = list(dict.fromkeys(view.eval_on_selector_all(SLOTS, script(TOC_TARGETS))))
         marks = plan.marks if plan is not None else []
         figures = list(plan.figures) if plan is not None else []
-        watched = list(dict.fromkeys(targets + [mark.target for mark in marks]))
+        refs = plan.refs if plan is not None else {}
+        watched = list(dict.fromkeys(targets + [mark.target for mark in marks] + list(refs)))
         numbers: dict[str, int] = {}
         count, floated, moved = 0, set(), []
         for printing in range(MAX_PRINTINGS):
@@ -318,7 +319,8 @@ def print_document(
             numbers, count = now, printed.count
             shown = folios(count, body_start) if marks else [str(i + 1) for i in range(count)]
             css = book_html.heads_css(shown, *running_heads(marks, now, count, body_start))
-            fill = {'numbers': {t: shown[now[t]] for t in targets}, 'css': css}
+            here = [ref for ref, target in refs.items() if now[ref] == now[target]]
+            fill = {'numbers': {t: shown[now[t]] for t in targets}, 'css': css, 'here': here}
             view.evaluate(script(FILL_TOC), fill)
             if moves:
                 floated |= {move['id'] for move in moves}
