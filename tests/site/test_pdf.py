@@ -418,6 +418,7 @@ WEB_ONLY = (
     '_build/',
     'python -m tools',
     'Open the box below',  # the hand-made book's
+    'Back to the exercise',  # a link back; print names the exercise, section and page
 )
 # The other framework's names, which a framework's prose does not use (the bridges and
 # the back matter, BOTH, are about both frameworks).
