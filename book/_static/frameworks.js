@@ -3,16 +3,18 @@
 // bar. The frameworks, their names and labels, are the book's framework table
 // (tools/frameworks.py), which the Sphinx extension puts into every page as
 // window.bookFrameworks. Each bar offers every framework and, on a window at least
-// SIDE_BY_SIDE_MIN px wide (a 79-character line of code in each column at 0.75rem; the
-// arithmetic is in frameworks.css), "Both": the
+// SIDE_BY_SIDE_MIN px wide (a 79-character line of code in each column above 0.75rem,
+// with both sidebars folded; the arithmetic is in frameworks.css), "Both": the
 // frameworks side by side, one column each. A narrower window offers no "Both"; where it
 // was chosen, the window shows the framework chosen alone last, with its tab selected,
-// until it is wide enough again.
+// until it is wide enough again. Side by side, the navigation is folded away as the
+// theme's button folds it (the theme's class on the sidebar), and comes back when the
+// columns go, unless the reader had folded it; the button opens it again meanwhile.
 // The choice is one for the whole book: kept in localStorage, set by ?framework=<choice>
 // in the URL, and applied from <head> so that the style shows the chosen cells before the
 // first paint. <html> carries the class fw-<name> of the framework shown alone (also
 // under "Both": the one that a narrow window and paper show), fw-both while "Both" is
-// chosen and fw-side while the columns show.
+// chosen, fw-side while the columns show and fw-ready once the page's groups are made.
 // Each bar follows the WAI-ARIA tabs pattern: one Tab stop (the selected tab), Left/Right
 // and Home/End move to another choice and select it, every tab names the cells it shows
 // (aria-controls; "Both" names them all) and every cell the tab of its framework.
@@ -26,17 +28,36 @@
   var BOTH = "both";
   var CHOICES = FRAMEWORKS.concat([BOTH]);
   LABELS[BOTH] = "Both";
-  var SIDE_BY_SIDE_MIN = 1640;
+  var SIDE_BY_SIDE_MIN = 1440;
   var WIDE = window.matchMedia("(min-width: " + SIDE_BY_SIDE_MIN + "px)");
   var KEY = "transformer-block-book.framework";
   var ALONE_KEY = KEY + ".alone";  // the framework "Both" shows on a narrow window
   var root = document.documentElement;
   var choice;
+  var SIDEBAR_HIDDEN = "pst-sidebar-hidden";  // the theme's class of a folded navigation
+  var sidebarSide = false;  // whether the navigation was last set for the columns
+  var sidebarFolded = false;  // whether the columns folded it (and so unfold it)
 
   function known(name, among) { return (among || CHOICES).indexOf(name) >= 0 ? name : null; }
   function load(key) { try { return localStorage.getItem(key); } catch (e) { return null; } }
   function save(key, name) { try { localStorage.setItem(key, name); } catch (e) { /* storage off */ } }
   function alone() { return known(load(ALONE_KEY), FRAMEWORKS) || FRAMEWORKS[0]; }
+
+  // Fold the navigation when the columns come (once: the reader may open it again), and
+  // unfold it when they go, if it was folded for them. Nothing before the page is parsed:
+  // the style folds it until then (frameworks.css).
+  function foldNavigation(side) {
+    var sidebar = document.getElementById("pst-primary-sidebar");
+    if (!sidebar || side === sidebarSide) return;
+    sidebarSide = side;
+    if (side && !sidebar.classList.contains(SIDEBAR_HIDDEN)) {
+      sidebar.classList.add(SIDEBAR_HIDDEN);
+      sidebarFolded = true;
+    } else if (!side && sidebarFolded) {
+      sidebar.classList.remove(SIDEBAR_HIDDEN);
+      sidebarFolded = false;
+    }
+  }
 
   function apply(name) {
     choice = name;
@@ -46,6 +67,7 @@
     FRAMEWORKS.forEach(function (f) { root.classList.toggle("fw-" + f, f === shown); });
     root.classList.toggle("fw-both", choice === BOTH);
     root.classList.toggle("fw-side", side);
+    if (root.classList.contains("fw-ready")) foldNavigation(side);
     document.querySelectorAll(".fw-tab").forEach(function (tab) {
       var on = tab.dataset.choice === selected;
       if (tab.dataset.choice === BOTH) tab.hidden = !WIDE.matches;
@@ -168,6 +190,37 @@
     }
   }
 
+  // An output's HTML, less what the page's scripts add to it (copy buttons, ids).
+  function outputHtml(output) {
+    var copy = output.cloneNode(true);
+    copy.querySelectorAll(".copybtn").forEach(function (button) { button.remove(); });
+    copy.querySelectorAll("[id]").forEach(function (el) { el.removeAttribute("id"); });
+    return copy.innerHTML;
+  }
+
+  // Twins whose outputs are the same, the code apart (both print the same text): side by
+  // side, each framework's code in its column and the outputs once, across both columns
+  // (fw-same-output). Outputs inside a fold (hide-cell) keep their columns.
+  function markSameOutput(box, run) {
+    if (run.length !== FRAMEWORKS.length) return;
+    var outputs = run.map(function (cell) {
+      var output = cell.querySelector(":scope > div.cell_output");
+      return output ? outputHtml(output) : null;
+    });
+    if (outputs[0] === null || outputs.some(function (html) { return html !== outputs[0]; })) return;
+    box.classList.add("fw-same-output");
+  }
+
+  // Twins folded whole (hide-cell: the code and its outputs behind one toggle): side by
+  // side, one toggle for the pair while closed (fw-folded).
+  function markFolded(box, run) {
+    var folded = run.every(function (cell) {
+      return cell.querySelector(":scope > details.hide") &&
+        !cell.querySelector(":scope > div.cell_input, :scope > div.cell_output");
+    });
+    if (folded) box.classList.add("fw-folded");
+  }
+
   // A run starts at a tagged cell and takes the tagged cells that follow it; a cell of
   // a framework earlier in the table (a PyTorch cell after a JAX cell) starts the next
   // run. Runs with every framework get a tab bar.
@@ -191,13 +244,38 @@
       box.appendChild(tabBar(panels, ++groups));
       run.forEach(function (c) { box.appendChild(c); });
       markSameCode(box, run);
+      markSameOutput(box, run);
+      markFolded(box, run);
       syncToggles(box);
     });
+    root.classList.add("fw-ready");
     apply(choice);
   }
 
-  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", group);
-  else group();
+  // The theme wires its sidebar buttons by the first of each kind on the page, the
+  // header's, which a wide window hides: the article header's buttons, which it shows
+  // there (the page's contents' too while the columns show), pass their clicks on to
+  // those, so that they fold and unfold the navigation and open the contents.
+  function forwardSidebarButtons() {
+    ["primary-toggle", "secondary-toggle"].forEach(function (kind) {
+      var first = document.querySelector("." + kind);
+      document.querySelectorAll(".bd-header-article ." + kind).forEach(function (button) {
+        if (button === first) return;
+        button.addEventListener("click", function (event) {
+          event.preventDefault();
+          first.click();
+        });
+      });
+    });
+  }
+
+  function ready() {
+    forwardSidebarButtons();
+    group();
+  }
+
+  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", ready);
+  else ready();
 
   // The window became wider or narrower than the side-by-side view needs.
   WIDE.addEventListener("change", function () { apply(choice); });

@@ -58,8 +58,30 @@ PLOT_DESCRIPTION = 'Line plot of loss against step: up, down'
 FIGURE_REPR = '<Figure size 350x250 with 1 Axes>'
 
 
-def figure(text=FIGURE_REPR):
-    return v4.new_output('display_data', data={'image/png': PNG, 'text/plain': text})
+# and a tiny blue one: the other framework's plot, which differs.
+OTHER_PNG = (
+    'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAIAAACQd1PeAAAADElEQVR4nGMQTbgAAAHTAUY9MmCHAAAAAElFTkSuQmCC'
+)
+
+
+def figure(text=FIGURE_REPR, png=PNG):
+    return v4.new_output('display_data', data={'image/png': png, 'text/plain': text})
+
+
+# A drawing as matplotlib writes one for the book: 252 x 180 pt.
+SVG = (
+    '<svg xmlns="http://www.w3.org/2000/svg" width="252pt" height="180pt" '
+    'viewBox="0 0 252 180"><rect x="10" y="10" width="232" height="160" fill="none" '
+    'stroke="#1560d0"/><path d="M 10 170 L 126 40 L 242 120" fill="none" stroke="#444"/></svg>'
+)
+
+
+def drawing(text, svg=SVG):
+    return v4.new_output('display_data', data={'image/svg+xml': svg, 'text/plain': text})
+
+
+# An inline literal longer than a phone's line (the prose must break it).
+LONG_LITERAL = 'torch.utils._python_dispatch.TorchDispatchMode'
 
 
 def notebook(cells):
@@ -112,13 +134,22 @@ def twins_section():
         ),
         v4.new_markdown_cell(
             '## A plot\n\n[Two plots behind one tab bar. ]{.web-only}This text is long enough '
-            'to push the next cells down the page.\n\n' + 'Filler text. ' * 80
+            f'to push the next cells down the page, past `{LONG_LITERAL}`.\n\n'
+            + 'Filler text. '
+            * 80
         ),
         code('d2l.plot([1, 2], [3, 4])', ['pytorch'], [figure(PLOT_DESCRIPTION)]),
-        code('d2l.plot([1, 2], [3, 4])', ['jax'], [figure()]),
+        code('d2l.plot([1, 2], [3, 4])', ['jax'], [figure(png=OTHER_PNG)]),
         v4.new_markdown_cell('More prose between the groups.\n\n' + 'Filler text. ' * 300),
         code('x = torch.zeros(3)\nprint(x.shape)', ['pytorch'], [stream('torch.Size([3])\n')]),
         code('x = jax.numpy.zeros(3)\nprint(x.shape)', ['jax'], [stream('(3,)\n')]),
+        # Twins that print the same: the output once, across both columns.
+        code(
+            'n = torch.tensor(sizes).numel()\nprint(n, "sizes")',
+            ['pytorch'],
+            [stream(SAME_OUTPUT)],
+        ),
+        code('n = jnp.array(sizes).size\nprint(n, "sizes")', ['jax'], [stream(SAME_OUTPUT)]),
         v4.new_markdown_cell('The end of the page.\n\n' + 'Filler text. ' * 300),
     ]
 
@@ -137,6 +168,18 @@ def more_section():
         code('key = jax.random.key(0)\ny = jnp.arange(4)\nz = y + 1', ['jax', 'hide-input']),
         code('print(y.sum())', ['pytorch'], [stream('tensor(6)\n')]),
         code('print(y.sum())', ['jax'], [stream('6\n')]),
+        # Twins folded whole, as the solutions fold theirs (hide-cell).
+        code(
+            'w = torch.ones(3)\nprint(w.sum())', ['pytorch', 'hide-cell'], [stream('tensor(3.)\n')]
+        ),
+        code('w = jnp.ones(3)\nprint(w.sum())', ['jax', 'hide-cell'], [stream('3.0\n')]),
+        # Twin drawings (SVG), which "Both" scales to their columns.
+        code('d2l.plot(y, z)', ['pytorch'], [drawing('Line plot of z against y: up')]),
+        code(
+            'd2l.plot(y, z, show=True)',
+            ['jax'],
+            [drawing('Line plot of z against y: up', SVG.replace('126 40', '126 60'))],
+        ),
         v4.new_markdown_cell(
             '## A solution\n\n[Open the box below for the answer.]{.web-only}'
             '[The answer follows.]{.print-only}\n\n'
@@ -145,6 +188,8 @@ def more_section():
         code('print(table)', outputs=[stream(WIDE_TABLE)]),
     ]
 
+
+SAME_OUTPUT = '3 sizes\n'
 
 # An output wider than a printed page's text at the outputs' size: the PDF keeps its rows.
 WIDE_TABLE = ''.join(

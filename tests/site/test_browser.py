@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.site import book_site
 from tests.site.book_site import REPO
 from tools.site.browser import CHROMIUM, served
 
@@ -519,7 +520,7 @@ def test_print_shows_the_selected_framework_without_tabs_or_sidebars(session, si
 
 # "Both": the frameworks side by side on a wide screen, one at a time on a narrow one.
 
-WIDE = {'width': 1700, 'height': 900}  # above frameworks.js's SIDE_BY_SIDE_MIN (1640)
+WIDE = {'width': 1440, 'height': 900}  # frameworks.js's SIDE_BY_SIDE_MIN, where "Both" starts
 NARROW = {'width': 390, 'height': 844}
 
 # Every tab group as laid out: its box, its bar's, and for each cell its framework, box,
@@ -532,15 +533,22 @@ LAYOUT = """() => {
     box: box(group),
     bar: box(group.querySelector('.fw-tabbar')),
     same: group.classList.contains('fw-same-code'),
+    sameOutput: group.classList.contains('fw-same-output'),
+    closed: group.classList.contains('fw-folded') && !group.querySelector('details[open]'),
+    summaries: [...group.querySelectorAll('summary')].filter(el => el.checkVisibility()).map(box),
     inputs: [...group.querySelectorAll('.cell_input')].filter(el => el.checkVisibility()).map(box),
+    outputs: [...group.querySelectorAll('.cell_output')].filter(el => el.checkVisibility())
+      .map(box),
     cells: [...group.querySelectorAll(':scope > div.cell')].map(cell => {
       const input = [...cell.querySelectorAll('.cell_input')].find(el => el.checkVisibility());
       return {
         framework: cell.classList.contains('tag_jax') ? 'jax' : 'pytorch',
+        shown: cell.checkVisibility(),
         box: box(cell),
         label: getComputedStyle(cell, '::before').content,
         input: input && box(input),
-        outputs: [...cell.querySelectorAll('.cell_output')].map(box),
+        outputs: [...cell.querySelectorAll('.cell_output')].filter(el => el.checkVisibility())
+          .map(box),
         rows: [...cell.querySelectorAll('.cell_input pre > :is(.fw-line, .fw-filler)')]
           .map(row => ({top: row.getBoundingClientRect().top, text: row.textContent,
                         filler: row.classList.contains('fw-filler'),
@@ -551,14 +559,24 @@ LAYOUT = """() => {
   }));
 }"""
 
-# The paragraphs of the article outside tab groups and the untagged cells: their widths.
-ACROSS = """() => ({
-  prose: [...document.querySelectorAll('article section > p')]
-    .filter(p => !p.closest('.fw-group')).map(p => p.getBoundingClientRect().width),
-  cells: [...document.querySelectorAll('article div.cell')]
-    .filter(c => !c.closest('.fw-group') && c.getClientRects().length)
-    .map(c => c.getBoundingClientRect().width),
-})"""
+# The paragraphs of the article outside tab groups (their left and right edges) and the
+# untagged cells (their widths), and the width of the article's text.
+ACROSS = """() => {
+  const article = document.querySelector('article.bd-article');
+  const style = getComputedStyle(article);
+  const inner = article.getBoundingClientRect();
+  return {
+    prose: [...document.querySelectorAll('article section > p')]
+      .filter(p => !p.closest('.fw-group') && p.getClientRects().length)
+      .map(p => { const r = p.getBoundingClientRect(); return [r.left, r.right]; }),
+    cells: [...document.querySelectorAll('article div.cell')]
+      .filter(c => !c.closest('.fw-group') && c.getClientRects().length)
+      .map(c => c.getBoundingClientRect().width),
+    text: [inner.left + parseFloat(style.paddingLeft),
+           inner.right - parseFloat(style.paddingRight)],
+  };
+}"""
+MEASURE = 40 * 16  # frameworks.css: prose at most 40rem wide side by side
 
 
 def twin_pairs(group):
@@ -571,11 +589,20 @@ def twin_pairs(group):
     ]
 
 
+def assert_across(box, group, where, inset=0):
+    """`box` spans the group's width (less `inset` px on the left: a fold's bar)."""
+    assert 0 <= box['left'] - group['box']['left'] < inset + 1, (where, box)
+    assert abs(box['right'] - group['box']['right']) < 1, (where, box)
+
+
 def assert_same_code_once(group, where):
     """Twins with the same code: the code once, across both columns, and under it each
-    framework's outputs in its column."""
+    framework's outputs in its column (or, when they are the same too, once, across)."""
     (code,) = group['inputs']
-    assert abs(code['width'] - group['box']['width']) < 1, (where, code)
+    assert_across(code, group, where)
+    if group['sameOutput']:
+        assert_same_output_once(group, where)
+        return
     middle = group['box']['left'] + group['box']['width'] / 2
     for cell in group['cells']:
         for output in cell['outputs']:
@@ -584,6 +611,24 @@ def assert_same_code_once(group, where):
                 assert output['right'] < middle, (where, output)
             else:
                 assert output['left'] > middle, (where, output)
+
+
+def assert_same_output_once(group, where):
+    """Twins whose outputs are the same: the outputs once, across both columns, under
+    the code of both."""
+    assert group['outputs'], where
+    for output in group['outputs']:
+        assert_across(output, group, where)
+        assert all(output['top'] >= code['bottom'] - 0.5 for code in group['inputs']), where
+    shown = [cell for cell in group['cells'] if cell['outputs']]
+    assert len(shown) == 1 and shown[0]['framework'] == 'pytorch', (where, shown)
+
+
+def assert_folded_once(group, where):
+    """Twins folded whole, closed: one toggle, across both columns."""
+    (summary,) = group['summaries']
+    assert_across(summary, group, where, inset=4)
+    assert [cell['framework'] for cell in group['cells'] if cell['shown']] == ['pytorch'], where
 
 
 def assert_side_by_side(page):
@@ -601,18 +646,24 @@ def assert_side_by_side(page):
         if group['same']:
             assert_same_code_once(group, where)
             continue
+        if group['closed']:
+            assert_folded_once(group, where)
+            continue
+        if group['sameOutput']:  # the cells' code in its columns, their outputs across
+            assert_same_output_once(group, where)
+        column = 'input' if group['sameOutput'] else 'box'
         for cell in group['cells']:
-            left, right = cell['box']['left'], cell['box']['right']
+            left, right = cell[column]['left'], cell[column]['right']
             if cell['framework'] == 'pytorch':
                 assert abs(left - group['box']['left']) < 1 and right < middle, (where, cell)
             else:
                 assert left > middle and abs(right - group['box']['right']) < 1, (where, cell)
             assert cell['label'] == ('"PyTorch"' if cell['framework'] == 'pytorch' else '"JAX"')
-            for output in cell['outputs']:
+            for output in cell['outputs'] if not group['sameOutput'] else []:
                 assert cell['input'] is None or output['top'] >= cell['input']['bottom'] - 0.5
                 assert left - 0.5 <= output['left'] and output['right'] <= right + 0.5, where
         for torch_cell, jax_cell in twin_pairs(group):
-            assert abs(torch_cell['box']['top'] - jax_cell['box']['top']) < 0.5, where
+            assert abs(torch_cell[column]['top'] - jax_cell[column]['top']) < 0.5, where
             a, b = torch_cell['rows'], jax_cell['rows']
             assert len(a) == len(b), f'{where}: {len(a)} rows against {len(b)}'
             for k, (x, y) in enumerate(zip(a, b, strict=True)):
@@ -626,9 +677,14 @@ def assert_side_by_side(page):
                     differ = x['text'] != y['text']
                     assert x['changed'] == y['changed'] == differ, f'{where}, row {k}: {x} {y}'
                 rows_checked += 1
+    # Prose at a reading measure, in the middle; untagged cells across both columns.
     across = page.evaluate(ACROSS)
     width = groups[0]['box']['width']
-    assert across['prose'] and max(across['prose']) > 0.9 * width, (across, width)
+    (start, end) = across['text']
+    assert across['prose'], across
+    for left, right in across['prose']:
+        assert right - left <= MEASURE + 1, (page.url, left, right)
+        assert abs((left - start) - (end - right)) < 2, (page.url, left, right, start, end)
     assert all(w > 0.9 * width for w in across['cells']), (across, width)
     assert page.locator('.fw-tab[data-choice=both]:visible').count() == len(groups)
     return rows_checked
@@ -729,7 +785,7 @@ def test_hidden_sources_open_and_close_with_their_twins(wide, site):
     if site.real:
         pytest.skip('the hand-made book has twins whose sources are hidden (hide-input)')
     page = wide.open('demo/more', '?framework=both')
-    group = page.locator('.fw-group').filter(has=page.locator('details'))
+    group = page.locator('.fw-group').filter(has=page.locator('div.cell.tag_hide-input'))
     details = group.locator('div.cell details')
     opened = 'els => els.map(el => el.open)'
     assert details.count() == 2 and details.evaluate_all(opened) == [False, False]
@@ -866,6 +922,287 @@ def test_both_passes_axe_wide_and_narrow(browser, server, site, axe_source, sche
     if reported:
         warnings.warn('axe-core, not failing:\n' + describe_violations(reported), stacklevel=1)
     assert not failing, 'axe-core violations:\n' + describe_violations(failing)
+
+
+SIDEBARS = """() => {
+  const shown = el => !!el && el.checkVisibility({visibilityProperty: true})
+    && el.getBoundingClientRect().right > 0;
+  const group = document.querySelector('.fw-group').getBoundingClientRect();
+  const dialog = document.getElementById('pst-secondary-sidebar-modal');
+  return {
+    side: document.documentElement.classList.contains('fw-side'),
+    primary: shown(document.getElementById('pst-primary-sidebar')),
+    secondary: shown(document.querySelector('div.bd-sidebar-secondary')),
+    contents: !!dialog && dialog.open && shown(dialog) && !!dialog.querySelector('nav a'),
+    group: group.width,
+  };
+}"""
+
+
+def sidebars(page):
+    page.wait_for_function(SETTLED, arg=page.evaluate(SIDE))
+    return page.evaluate(SIDEBARS)
+
+
+SIDE = "() => document.documentElement.classList.contains('fw-side')"
+
+
+def test_both_folds_the_sidebars_and_the_theme_buttons_open_them(wide, site):
+    """Side by side, the navigation and the page's contents are folded away, as the
+    theme's buttons fold them, so that the columns get the window's width; the buttons
+    open them again, and one framework alone brings them back."""
+    page = wide.open(site.sections[0], '?framework=both')
+    state = sidebars(page)
+    assert state['side'] and not state['primary'] and not state['secondary'], state
+    assert state['group'] >= WIDE['width'] - 2 * 32 - 1, state  # the article's padding only
+    navigation = page.locator('.bd-header-article button.primary-toggle')
+    navigation.click()
+    state = sidebars(page)
+    assert state['side'] and state['primary'] and state['group'] < 0.85 * WIDE['width'], state
+    navigation.click()
+    assert not sidebars(page)['primary']
+    page.locator('.bd-header-article button.secondary-toggle').click()
+    assert sidebars(page)['contents'], 'the contents button opened no contents'
+    page.keyboard.press('Escape')
+    assert not sidebars(page)['contents']
+    page.locator('.fw-group').first.get_by_role('tab', name='PyTorch').click()
+    state = sidebars(page)
+    assert not state['side'] and state['primary'] and state['secondary'], state
+    page.locator('.fw-group').first.get_by_role('tab', name='Both').click()
+    state = sidebars(page)
+    assert state['side'] and not state['primary'] and not state['secondary'], state
+    assert wide.errors == []
+
+
+# Characters on each line of the prose outside tab groups and cells: paragraphs, list
+# items, definitions, captions. The longest line's length and its start.
+LONGEST_LINE = """() => {
+  const blocks = [...document.querySelectorAll(
+      'article.bd-article :is(p, li, dt, dd, figcaption)')]
+    .filter(el => !el.closest('.fw-group, div.cell, table, nav') && el.getClientRects().length);
+  const range = document.createRange();
+  let most = 0, text = '';
+  for (const block of blocks) {
+    const lines = new Map();
+    const walker = document.createTreeWalker(block, NodeFilter.SHOW_TEXT);
+    for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+      for (let i = 0; i < node.length; i++) {
+        range.setStart(node, i);
+        range.setEnd(node, i + 1);
+        const rect = range.getClientRects()[0];
+        if (!rect || !rect.width) continue;
+        const key = Math.round(rect.bottom);
+        lines.set(key, (lines.get(key) || '') + node.data[i]);
+      }
+    }
+    for (const line of lines.values()) {
+      if (line.length > most) [most, text] = [line.length, line];
+    }
+  }
+  return {most, text};
+}"""
+
+
+@pytest.mark.parametrize('width', [1920, WIDE['width']])
+def test_prose_keeps_a_reading_measure_side_by_side(browser, server, site, width):
+    """The twin columns take the window's width; prose, lists and captions keep a
+    measure of at most 100 characters a line."""
+    visitor = Session(browser, server, viewport={'width': width, 'height': 900})
+    try:
+        for rel in site.sections:
+            page = visitor.open(rel, '?framework=both')
+            assert page.evaluate(SIDE), rel
+            page.wait_for_function('() => document.fonts.status === "loaded"')
+            longest = page.evaluate(LONGEST_LINE)
+            assert 0 < longest['most'] <= 100, f'{rel} at {width} px: {longest}'
+            groups = page.evaluate(LAYOUT)
+            assert groups[0]['box']['width'] >= width - 2 * 32 - 1, rel  # the whole width
+        assert visitor.errors == []
+    finally:
+        visitor.close()
+
+
+PAGE_WIDTH = """() => ({width: document.documentElement.scrollWidth,
+  widest: [...document.querySelectorAll('article *')]
+    .filter(el => el.getBoundingClientRect().right > innerWidth + 0.5
+      && !el.closest('pre, .pst-scrollable-table-container, mjx-container, .MathJax'))
+    .slice(0, 3).map(el => el.tagName + '.' + el.className + ': '
+      + (el.textContent || '').trim().slice(0, 60))})"""
+
+
+def test_no_page_is_wider_than_a_phone(browser, server, site):
+    """At 390 px (a phone), no page scrolls sideways: a long name in inline code breaks
+    (code and wide tables scroll in their own boxes)."""
+    visitor = Session(browser, server, viewport=NARROW)
+    try:
+        wider = []
+        for rel in site_pages(site):
+            page = visitor.open(rel)
+            found = page.evaluate(PAGE_WIDTH)
+            if found['width'] > NARROW['width']:
+                wider.append(f'{rel}: {found["width"]} px, {found["widest"]}')
+        assert not wider, 'pages wider than a phone:\n' + '\n'.join(wider)
+        if not site.real:  # the demo's long inline literal breaks, in a line of its own
+            page = visitor.open('demo/twins')
+            literal = page.locator('p code.literal', has_text='TorchDispatchMode')
+            box = literal.bounding_box()
+            assert box['x'] + box['width'] <= NARROW['width'], box
+        assert visitor.errors == []
+    finally:
+        visitor.close()
+
+
+# Each group's visible outputs, as text, by framework column (pytorch, jax, or across).
+OUTPUT_TEXTS = """() => [...document.querySelectorAll('.fw-group')].map(group => ({
+  same: group.classList.contains('fw-same-output'),
+  outputs: [...group.querySelectorAll(':scope > div.cell > div.cell_output')]
+    .filter(el => el.checkVisibility())
+    .map(el => ({framework: el.closest('div.cell.tag_jax') ? 'jax' : 'pytorch',
+                 text: el.innerText.trim(),
+                 images: [...el.querySelectorAll('img')].map(img => img.src)})),
+}))"""
+
+
+def test_identical_outputs_show_once_across_both_columns(wide, site):
+    """Twins that print the same (their code apart) show their outputs once, across both
+    columns, as twins with the same code show their code once; each framework alone
+    still shows its own."""
+    marked = 0
+    for rel in site.sections:
+        page = wide.open(rel, '?framework=both')
+        for k, group in enumerate(page.evaluate(OUTPUT_TEXTS)):
+            where = f'{rel}: group {k}'
+            by = {}
+            for output in group['outputs']:
+                by.setdefault(output['framework'], []).append(output)
+            if group['same']:
+                marked += 1
+                assert list(by) == ['pytorch'], (where, group)
+                continue
+            if set(by) == {'pytorch', 'jax'}:
+                shown = [[(o['text'], o['images']) for o in by[fw]] for fw in ('pytorch', 'jax')]
+                assert shown[0] != shown[1], f'{where}: the same outputs twice, side by side'
+        assert_side_by_side(page)
+    assert marked > 0, 'no twins with the same outputs'
+    if not site.real:
+        page = wide.open('demo/twins', '?framework=both')
+        group = page.locator('.fw-group.fw-same-output')
+        assert group.count() == 1 and book_site.SAME_OUTPUT.strip() in group.inner_text()
+        for framework, label in (('jax', 'JAX'), ('pytorch', 'PyTorch')):
+            group.get_by_role('tab', name=label).click()
+            output = group.locator(f'div.cell.tag_{framework} div.cell_output')
+            assert output.is_visible() and book_site.SAME_OUTPUT.strip() in output.inner_text()
+    assert wide.errors == []
+
+
+# Every visible mark of a differing token: its decoration, and the contrast of each piece
+# of its text against what lies under it (its tint over the line's over the code box's).
+TOKEN_MARKS = """() => {
+  const parse = c => { const v = c.match(/[\\d.]+/g).map(Number);
+    return [v[0], v[1], v[2], v.length > 3 ? v[3] : 1]; };
+  const under = el => {
+    const layers = [];
+    for (; el; el = el.parentElement) {
+      const c = parse(getComputedStyle(el).backgroundColor);
+      if (c[3] > 0) layers.push(c);
+      if (c[3] === 1) break;
+    }
+    let [r, g, b] = [255, 255, 255];
+    for (const [lr, lg, lb, a] of layers.reverse()) {
+      [r, g, b] = [lr * a + r * (1 - a), lg * a + g * (1 - a), lb * a + b * (1 - a)];
+    }
+    return [r, g, b];
+  };
+  return [...document.querySelectorAll('.fw-token')].filter(el => el.checkVisibility())
+    .map(token => ({
+      text: token.textContent,
+      decoration: getComputedStyle(token).textDecorationLine,
+      tint: parse(getComputedStyle(token).backgroundColor)[3],
+      pieces: [token, ...token.querySelectorAll('*')].map(el => ({
+        color: parse(getComputedStyle(el).color).slice(0, 3), background: under(el)})),
+    }));
+}"""
+
+
+@pytest.mark.parametrize('scheme', ['light', 'dark'])
+def test_diff_marks_are_tints_that_keep_every_character(browser, server, site, scheme):
+    """The tokens that differ from the twin's line are tinted, not underlined (an
+    underline hides underscores), and every syntax colour keeps 4.5:1 on the tint."""
+    visitor = Session(browser, server, color_scheme=scheme, viewport=WIDE)
+    try:
+        tokens = []
+        for rel in site.sections:
+            tokens += visitor.open(rel, '?framework=both').evaluate(TOKEN_MARKS)
+        assert tokens, 'no marked token'
+        for token in tokens:
+            assert token['decoration'] == 'none' and token['tint'] > 0, token
+            for piece in token['pieces']:
+                ratio = contrast(piece['color'], piece['background'])
+                assert ratio >= 4.5, (scheme, token['text'], piece, ratio)
+        assert visitor.errors == []
+    finally:
+        visitor.close()
+
+
+def test_folded_twins_show_one_toggle(wide, site):
+    """Twins folded whole (the solutions' hide-cell) show one toggle for the pair, across
+    both columns; open, each framework's code and outputs in its column."""
+    if site.real:
+        page = wide.open('solutions/transformer-block', '?framework=both')
+        assert page.locator('.fw-group.fw-folded').count() > 0
+        assert_side_by_side(page)
+        return
+    page = wide.open('demo/more', '?framework=both')
+    group = page.locator('.fw-group.fw-folded').filter(has_text='w.sum()')
+    assert group.locator('summary:visible').count() == 1
+    group.locator('summary:visible').click()
+    page.wait_for_function(
+        'group => [...group.querySelectorAll("details")].every(el => el.open)',
+        arg=group.element_handle(),
+    )
+    assert group.locator('summary:visible').count() == 2
+    assert group.locator('div.cell_output:visible').count() == 2
+    assert_side_by_side(page)
+    group.locator('div.cell.tag_jax summary').click()
+    page.wait_for_function(
+        'group => [...group.querySelectorAll("details")].every(el => !el.open)',
+        arg=group.element_handle(),
+    )
+    assert group.locator('summary:visible').count() == 1
+    assert wide.errors == []
+
+
+PLOTS = """() => [...document.querySelectorAll('.fw-group div.cell_output img')]
+  .filter(img => img.checkVisibility())
+  .map(img => { const box = img.closest('div.cell_output').getBoundingClientRect();
+    const r = img.getBoundingClientRect();
+    return {src: img.src, svg: img.src.endsWith('.svg'), width: r.width, height: r.height,
+            column: box.width, natural: [img.naturalWidth, img.naturalHeight]}; })"""
+
+
+@pytest.mark.parametrize('width', [1920, WIDE['width']])
+def test_plots_take_their_columns_width_side_by_side(browser, server, site, width):
+    """Side by side, a drawing (SVG) scales to its column's width and a picture at most
+    to it, keeping its aspect ratio."""
+    visitor = Session(browser, server, viewport={'width': width, 'height': 900})
+    try:
+        drawings = 0
+        for rel in site.sections:
+            page = visitor.open(rel, '?framework=both')
+            page.wait_for_load_state('load')
+            for plot in page.evaluate(PLOTS):
+                assert plot['width'] <= plot['column'] + 0.5, (rel, plot)
+                natural_w, natural_h = plot['natural']
+                if natural_w and natural_h and plot['width']:
+                    ratio = (plot['height'] / plot['width']) / (natural_h / natural_w)
+                    assert abs(ratio - 1) < 0.02, (rel, plot)
+                if plot['svg']:
+                    drawings += 1
+                    assert plot['width'] >= plot['column'] - 40, (rel, plot)  # its padding
+        assert drawings > 0, 'no drawing measured'
+        assert visitor.errors == []
+    finally:
+        visitor.close()
 
 
 def test_print_of_both_gives_one_framework(wide, site):
