@@ -293,9 +293,12 @@ def print_document(
         marks = plan.marks if plan is not None else []
         figures = list(plan.figures) if plan is not None else []
         refs = plan.refs if plan is not None else {}
-        watched = list(dict.fromkeys(targets + [mark.target for mark in marks] + list(refs)))
+        # What the printed numbers and heads depend on: where the targets and the pages of
+        # the site fell. (Where the figures and references fell decides only the floats
+        # and which references name no page, in the first printings.)
+        watched = list(dict.fromkeys(targets + [mark.target for mark in marks]))
         numbers: dict[str, int] = {}
-        count, floated, moved = 0, set(), []
+        count, floated, moved, here = 0, set(), [], set()
         for printing in range(MAX_PRINTINGS):
             view.evaluate(script(FRESH_LAYOUT))
             pdf = view.pdf(**PDF_OPTIONS)
@@ -308,8 +311,15 @@ def print_document(
                 )
             now = {target: printed.pages[target][0] for target in watched}
             body_start = now[marks[0].target] if marks else 0
-            moves = floats(printed, figures, floated) if printing < FLOAT_PRINTINGS else []
-            if now == numbers and printed.count == count and not moves:
+            moves, on_its_page = [], set()
+            if printing < FLOAT_PRINTINGS:
+                moves = floats(printed, figures, floated)
+                on_its_page = {
+                    ref
+                    for ref, target in refs.items()
+                    if printed.pages.get(ref, (None,))[0] == now[target]
+                }
+            if now == numbers and printed.count == count and not moves and on_its_page <= here:
                 return retitle_outline(pdf, titles, body_start) if titles else pdf
             moved = [
                 f'{t} {numbers[t] + 1 if t in numbers else None}->{now[t] + 1}'
@@ -319,8 +329,14 @@ def print_document(
             numbers, count = now, printed.count
             shown = folios(count, body_start) if marks else [str(i + 1) for i in range(count)]
             css = book_html.heads_css(shown, *running_heads(marks, now, count, body_start))
-            here = [ref for ref, target in refs.items() if now[ref] == now[target]]
-            fill = {'numbers': {t: shown[now[t]] for t in targets}, 'css': css, 'here': here}
+            # Once on its target's page, a reference names no page for good: the set only
+            # grows, so that the printings settle.
+            here |= on_its_page
+            fill = {
+                'numbers': {t: shown[now[t]] for t in targets},
+                'css': css,
+                'here': sorted(here),
+            }
             view.evaluate(script(FILL_TOC), fill)
             if moves:
                 floated |= {move['id'] for move in moves}
