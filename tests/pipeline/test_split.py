@@ -324,3 +324,14 @@ def test_a_doc_role_becomes_the_title_of_its_page(tmp_path):
     assert converted == (
         'See How to use this book, A, How to use this book, Execution report and the tour.'
     )
+
+
+def test_an_equation_of_another_page_is_named_by_its_page(tmp_path):
+    references = References(
+        page_titles={'ch/a': 'Designing the Block'}, equation_pages={'eq-spread': 'ch/a'}
+    )
+    text = 'The spread {eq}`eq-spread`, or {eq}`eq-here`, or {eq}`eq-nowhere`.\n\n' + (
+        '$$\nx = 1\n$$ (eq-here)'
+    )
+    converted, _ = Converter(references, tmp_path, [text], 'jax').convert(text)
+    assert converted.startswith('The spread (see "Designing the Block"), or (1), or (eq-nowhere).')

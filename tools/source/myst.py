@@ -156,24 +156,35 @@ class References:
         bib_files: Sequence[Path] = (),
         titles: dict | None = None,
         page_titles: dict | None = None,
+        equation_pages: dict | None = None,
     ) -> None:
         self.bib_files = list(bib_files)
         self.titles = titles or {}
         self.page_titles = {**GENERATED_PAGES, **(page_titles or {})}
+        self.equation_pages = equation_pages or {}  # label: the page that numbers it
         self._entries: dict | None = None
 
     @classmethod
     def load(cls, layout: Layout) -> References:
-        titles, page_titles = {}, {}
+        titles, page_titles, equation_pages = {}, {}, {}
         for rel in book_pages(layout):
             text = layout.source(rel).read_text(encoding='utf-8')
             for found in walk_labels(text):
                 if found[0] in ('target', 'figure') and found[1] and found[2]:
                     titles.setdefault(found[1], found[2])
+                elif found[0] == 'equation':
+                    equation_pages.setdefault(found[1], rel)
             heading = PAGE_TITLE.search(text)
             if heading:
                 page_titles[rel] = heading['title'].strip()
-        return cls(sorted(layout.book.glob('*.bib')), titles, page_titles)
+        return cls(sorted(layout.book.glob('*.bib')), titles, page_titles, equation_pages)
+
+    def equation_elsewhere(self, label: str) -> str:
+        """How a notebook names an equation that another page numbers."""
+        page = self.equation_pages.get(label)
+        if page is None:
+            return f'({label})'
+        return f'(see "{self.page_titles.get(page, page)}")'
 
     def page_title(self, target: str, page_folder: str) -> str:
         """The title of the page a ``{doc}`` role names, from the page it is in
@@ -370,7 +381,9 @@ class Converter:
         )
         if name == 'eq':
             number = self.equations.get(target)
-            return text or (f'({number})' if number else f'({target})')
+            if text:
+                return text
+            return f'({number})' if number else self.references.equation_elsewhere(target)
         if name == 'numref':
             number = self.figures.get(target) or self.equations.get(target)
             title = self.references.titles.get(target, target)
