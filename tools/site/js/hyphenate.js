@@ -10,7 +10,9 @@ words => {
       acceptNode: node => node.parentElement.closest(skip) ?
         NodeFilter.FILTER_REJECT : NodeFilter.FILTER_ACCEPT,
     });
-    for (let node = walker.nextNode(); node; node = walker.nextNode()) texts.push(node);
+    for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+      if (!node.data.includes('://')) texts.push(node);  // an address stays whole
+    }
   }
   const word = /[A-Za-z]{6,}/g;
   if (!words) {
