@@ -7,14 +7,17 @@
 // with both sidebars folded; the arithmetic is in frameworks.css), "Both": the
 // frameworks side by side, one column each. A narrower window offers no "Both"; where it
 // was chosen, the window shows the framework chosen alone last, with its tab selected,
-// until it is wide enough again. Side by side, the navigation is folded away as the
-// theme's button folds it (the theme's class on the sidebar), and comes back when the
-// columns go, unless the reader had folded it; the button opens it again meanwhile.
+// until it is wide enough again. Side by side, on a page with twin cells (the page's
+// window.bookTwinCells, tools/site/ext/framework_css.py), the navigation is folded away
+// as the theme's button folds it (the theme's class on the sidebar), and comes back
+// when the columns go, unless the reader had folded it; the button opens it again
+// meanwhile.
 // The choice is one for the whole book: kept in localStorage, set by ?framework=<choice>
 // in the URL, and applied from <head> so that the style shows the chosen cells before the
 // first paint. <html> carries the class fw-<name> of the framework shown alone (also
 // under "Both": the one that a narrow window and paper show), fw-both while "Both" is
-// chosen, fw-side while the columns show and fw-ready once the page's groups are made.
+// chosen, fw-side while the columns show, fw-twins on a page with twin cells and fw-ready
+// once the page's groups are made.
 // Each bar follows the WAI-ARIA tabs pattern: one Tab stop (the selected tab), Left/Right
 // and Home/End move to another choice and select it, every tab names the cells it shows
 // (aria-controls; "Both" names them all) and every cell the tab of its framework.
@@ -33,6 +36,7 @@
   var KEY = "transformer-block-book.framework";
   var ALONE_KEY = KEY + ".alone";  // the framework "Both" shows on a narrow window
   var root = document.documentElement;
+  var TWIN_CELLS = window.bookTwinCells === true;
   var choice;
   var SIDEBAR_HIDDEN = "pst-sidebar-hidden";  // the theme's class of a folded navigation
   var sidebarSide = false;  // whether the navigation was last set for the columns
@@ -67,7 +71,7 @@
     FRAMEWORKS.forEach(function (f) { root.classList.toggle("fw-" + f, f === shown); });
     root.classList.toggle("fw-both", choice === BOTH);
     root.classList.toggle("fw-side", side);
-    if (root.classList.contains("fw-ready")) foldNavigation(side);
+    if (root.classList.contains("fw-ready")) foldNavigation(side && TWIN_CELLS);
     document.querySelectorAll(".fw-tab").forEach(function (tab) {
       var on = tab.dataset.choice === selected;
       if (tab.dataset.choice === BOTH) tab.hidden = !WIDE.matches;
@@ -85,6 +89,7 @@
 
   var fromUrl = known((new URLSearchParams(location.search).get("framework") || "").toLowerCase());
   root.classList.add("fw-js");
+  root.classList.toggle("fw-twins", TWIN_CELLS);
   choose(fromUrl || known(load(KEY)) || FRAMEWORKS[0]);
 
   function frameworkOf(el) {

@@ -1,6 +1,7 @@
 """The frameworks on every page: the table (names and labels) as ``window.bookFrameworks``
-for the tab script, and ``_static/frameworks-table.css``, the style rules that name a
-framework.
+for the tab script, ``window.bookTwinCells`` on the pages that have framework-tagged
+cells (where "Both" shows columns and folds the sidebars away), and
+``_static/frameworks-table.css``, the style rules that name a framework.
 
 The table is the ``book_frameworks`` setting (tools/site/ext/settings.py). The script
 runs before frameworks.js; the generated style hides the other frameworks' cells and
@@ -14,9 +15,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from docutils import nodes
 from sphinx.application import Sphinx
 
 from tools.site.ext.settings import frameworks
+from tools.site.twins import cell_framework
 
 TABLE_CSS = 'frameworks-table.css'
 
@@ -103,6 +106,21 @@ def add_framework_table(app: Sphinx) -> None:
     app.add_css_file(TABLE_CSS)
 
 
+def has_twin_cells(doctree: nodes.Node, names: list[str]) -> bool:
+    """Whether a page has a code cell tagged with one framework."""
+    return any(cell_framework(node, names) for node in doctree.findall(nodes.container))
+
+
+def mark_pages_with_twin_cells(
+    app: Sphinx, pagename: str, templatename: str, context: dict, doctree: nodes.Node | None
+) -> None:
+    """``window.bookTwinCells`` on a page with framework-tagged cells, before the tab
+    script (added here, the script is this page's only)."""
+    names = [name for name, _ in frameworks(app.config)]
+    if doctree is not None and has_twin_cells(doctree, names):
+        app.add_js_file(None, body='window.bookTwinCells = true;', priority=200)
+
+
 def write_framework_css(app: Sphinx, exc: Exception | None) -> None:
     if exc is None and app.builder.format == 'html':
         target = Path(app.outdir, '_static', TABLE_CSS)
@@ -113,5 +131,6 @@ def write_framework_css(app: Sphinx, exc: Exception | None) -> None:
 def setup(app: Sphinx) -> dict:
     app.setup_extension('tools.site.ext.settings')
     app.connect('builder-inited', add_framework_table)
+    app.connect('html-page-context', mark_pages_with_twin_cells)
     app.connect('build-finished', write_framework_css)
     return {'version': '1.0', 'parallel_read_safe': True, 'parallel_write_safe': True}
