@@ -80,8 +80,8 @@ def drawing(text, svg=SVG):
     return v4.new_output('display_data', data={'image/svg+xml': svg, 'text/plain': text})
 
 
-# An inline literal longer than a phone's line (the prose must break it).
-LONG_LITERAL = 'torch.utils._python_dispatch.TorchDispatchMode'
+# An inline literal longer than a phone's line, in prose both editions print (it must break).
+LONG_LITERAL = 'numpy.lib.stride_tricks.sliding_window_view.__wrapped__.__qualname__'
 
 
 def notebook(cells):

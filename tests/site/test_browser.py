@@ -1047,7 +1047,7 @@ def test_no_page_is_wider_than_a_phone(browser, server, site):
         assert not wider, 'pages wider than a phone:\n' + '\n'.join(wider)
         if not site.real:  # the demo's long inline literal breaks, in a line of its own
             page = visitor.open('demo/twins')
-            literal = page.locator('p code.literal', has_text='TorchDispatchMode')
+            literal = page.locator('p code.literal', has_text=book_site.LONG_LITERAL)
             box = literal.bounding_box()
             assert box['x'] + box['width'] <= NARROW['width'], box
         assert visitor.errors == []
