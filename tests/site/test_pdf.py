@@ -601,7 +601,7 @@ def test_few_pages_end_above_their_middle(site, printed):
 # Whether the prose still talks of tabs for want of print-only alternatives, and whether
 # plots of the chapter still lack captions of their own: while True, the two tests
 # below are expected to fail on the book (set False once the prose and captions exist).
-TABS_PENDING = True
+TABS_PENDING = False
 CAPTIONS_PENDING = False
 TAB = re.compile(r'\btabs?\b', re.IGNORECASE)
 
