@@ -2,7 +2,7 @@
 
     book_execute:
       jobs: auto       # kernels at once; auto: one per core
-      timeout: 2700    # seconds each notebook may run
+      timeout: 3600    # seconds each notebook may run
       kernel_env:      # set in every kernel, over the environment of the build
         TQDM_DISABLE: '1'
 
