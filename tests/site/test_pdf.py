@@ -466,6 +466,11 @@ def chapter_ends(site, book):
 def prose_of(page: pypdfium2.PdfPage) -> str:
     """The text of a page set in the prose's sizes: the text, its inline code, captions,
     headings (not the code and outputs, a size smaller)."""
+    return _text_by_size(page, prose=True)
+
+
+def _text_by_size(page: pypdfium2.PdfPage, prose: bool) -> str:
+    """The characters of a page set at the prose's sizes (``prose``) or smaller."""
     text = page.get_textpage()
     count = text.count_chars()
     sizes = [pypdfium2.raw.FPDFText_GetFontSize(text.raw, i) for i in range(count)]
@@ -473,7 +478,8 @@ def prose_of(page: pypdfium2.PdfPage) -> str:
     if not body:
         return ''
     least = body[0][0] * 0.83  # code is 8.5 pt to the text's 10.5; inline code 0.86 em
-    return ''.join(text.get_text_range(i, 1) for i in range(count) if sizes[i] >= least)
+    kept = [i for i in range(count) if (sizes[i] >= least if prose else 2 < sizes[i] < least)]
+    return ''.join(text.get_text_range(i, 1) for i in kept)
 
 
 def test_no_text_that_only_a_browser_has_a_use_for(site, printed):
@@ -608,14 +614,7 @@ TAB = re.compile(r'\btabs?\b', re.IGNORECASE)
 
 def code_of(page: pypdfium2.PdfPage) -> str:
     """The text of a page set smaller than its prose: its code and outputs."""
-    text = page.get_textpage()
-    count = text.count_chars()
-    sizes = [pypdfium2.raw.FPDFText_GetFontSize(text.raw, i) for i in range(count)]
-    body = collections.Counter(round(size, 1) for size in sizes if size > 2).most_common(1)
-    if not body:
-        return ''
-    least = body[0][0] * 0.83
-    return ''.join(text.get_text_range(i, 1) for i in range(count) if 2 < sizes[i] < least)
+    return _text_by_size(page, prose=False)
 
 
 def test_print_talks_of_no_tabs_and_prints_no_save_marks(site, printed):
