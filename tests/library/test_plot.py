@@ -125,12 +125,15 @@ def test_description_of_several_plots():
 
 @pytest.mark.slow
 def test_notebook_figures_have_their_description_as_text():
-    """In a kernel, with the inline backend, after ``use_svg_display()`` (the call a
-    notebook makes before drawing): the text/plain of every figure (which the HTML book
-    uses as alt text) is its description, whether d2l_mini drew it or not."""
+    """In a kernel started as the build starts its kernels (``STARTUP_LINE``), after
+    ``use_svg_display()`` (the call a notebook makes before drawing): the text/plain of
+    every figure (which the HTML book uses as alt text) is its description, whether
+    d2l_mini drew it or not."""
     import nbformat
     from nbclient import NotebookClient
     from nbformat import v4
+
+    from tools.run.kernel import STARTUP_LINE
 
     cells = [
         'from d2l_mini import plotting\nfrom matplotlib import pyplot as plt\n'
@@ -142,7 +145,12 @@ def test_notebook_figures_have_their_description_as_text():
         "plotting.plot([1, 2], [3, 4], 'block', 'FFN', axes=axes[1])",
     ]
     notebook = v4.new_notebook(cells=[v4.new_code_cell(c) for c in cells])
-    NotebookClient(notebook, kernel_name='python3', timeout=120).execute()
+    NotebookClient(
+        notebook,
+        kernel_name='python3',
+        timeout=120,
+        extra_arguments=[f'--IPKernelApp.exec_lines={STARTUP_LINE}'],
+    ).execute()
     texts = [
         [o['data']['text/plain'] for o in cell.outputs if o['output_type'] == 'display_data']
         for cell in notebook.cells
