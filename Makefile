@@ -30,6 +30,7 @@ html: $(STAMP)
 # processes, a test file (or class) each at a time. The readers' slice (the tests marked
 # `minutes`, much of it waiting on pip) needs no build: it runs beside the build, its
 # output in $(SLICE_LOG), printed at the end; the target fails if either part fails.
+# pytest ends with its 15 slowest tests, where the suite's time goes.
 SLICE_LOG := _build/readers-slice.log
 test: $(STAMP) $(NODE_STAMP)
 	$(VENV)/bin/ruff check $(LINTED)
@@ -38,7 +39,8 @@ test: $(STAMP) $(NODE_STAMP)
 	@$(PY) -m pytest -m minutes -p no:cacheprovider > $(SLICE_LOG) 2>&1 & slice=$$!; \
 	echo "readers' slice: running beside the build, in $(SLICE_LOG)"; \
 	$(PY) -m tools build && \
-	$(PY) -m pytest -m 'not minutes' --numprocesses 2 --dist loadscope --no-loadscope-reorder; \
+	$(PY) -m pytest -m 'not minutes' --numprocesses 2 --dist loadscope --no-loadscope-reorder \
+		--durations 15; \
 	status=$$?; \
 	[ $$status -eq 0 ] || kill $$slice 2>/dev/null; \
 	wait $$slice; slice_status=$$?; \
