@@ -287,7 +287,7 @@ def test_every_notebook_of_the_book_gets_what_it_imports():
     standard library, from d2l_mini and its dependencies, or from a package that its
     install cell checks (read from the cell, as the reader's runtime sees it)."""
     layout = Layout()
-    providers = importlib.metadata.packages_distributions()
+    providers = colab.module_providers()
     with_library = {
         name.split(';')[0].split('>')[0].split('=')[0].strip().lower()
         for name in importlib.metadata.requires('d2l_mini') or []
