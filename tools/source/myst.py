@@ -147,6 +147,13 @@ def walk_labels(text: str) -> Iterator[tuple[str | None, ...]]:
                 yield from walk_labels(body)
 
 
+@functools.lru_cache(maxsize=1024)
+def page_labels(text: str) -> tuple[tuple[str | None, ...], ...]:
+    """``walk_labels(text)``, parsed once per process for each text: every notebook that
+    the build splits reads the labels of the whole book."""
+    return tuple(walk_labels(text))
+
+
 class References:
     """What the whole book knows: bibliography entries, the titles of labels and the
     titles of pages (by their path below the book folder, without ``.md``)."""
@@ -169,7 +176,7 @@ class References:
         titles, page_titles, equation_pages = {}, {}, {}
         for rel in book_pages(layout):
             text = layout.source(rel).read_text(encoding='utf-8')
-            for found in walk_labels(text):
+            for found in page_labels(text):
                 if found[0] in ('target', 'figure') and found[1] and found[2]:
                     titles.setdefault(found[1], found[2])
                 elif found[0] == 'equation':
@@ -251,7 +258,7 @@ class Converter:
         self.figures: dict[str, int] = {}
         figure_count = 0
         for text in texts:
-            for found in walk_labels(text):
+            for found in page_labels(text):
                 if found[0] == 'equation':
                     self.equations.setdefault(found[1], len(self.equations) + 1)
                 elif found[0] == 'figure':
