@@ -122,21 +122,26 @@ def library_dependencies(layout: Layout) -> set[str]:
 def imported_modules(sources: Iterable[str]) -> set[str]:
     """The top-level modules that ``import`` statements of the code ``sources`` name
     (IPython's magics and shell lines are left out; a cell that is no Python is skipped)."""
+    return set().union(*(cell_imports(source) for source in sources))
+
+
+@functools.lru_cache(maxsize=4096)
+def cell_imports(source: str) -> frozenset[str]:
+    """The top-level modules that one cell imports, found once per process for each cell
+    (IPython's transformation of a cell is slow, and the build reads each cell often)."""
     from IPython.core.inputtransformer2 import TransformerManager
 
-    transform = TransformerManager().transform_cell
+    try:
+        tree = ast.parse(TransformerManager().transform_cell(source))
+    except SyntaxError:
+        return frozenset()
     modules = set()
-    for source in sources:
-        try:
-            tree = ast.parse(transform(source))
-        except SyntaxError:
-            continue
-        for node in ast.walk(tree):
-            if isinstance(node, ast.Import):
-                modules.update(alias.name.split('.')[0] for alias in node.names)
-            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-                modules.add(node.module.split('.')[0])
-    return modules
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            modules.update(alias.name.split('.')[0] for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            modules.add(node.module.split('.')[0])
+    return frozenset(modules)
 
 
 @functools.cache

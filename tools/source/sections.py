@@ -11,10 +11,13 @@ twins of a ``claim`` cell are claims too, and no cell is tagged with two framewo
 
 from __future__ import annotations
 
+import copy
 import dataclasses
+import functools
 from pathlib import Path
 
 import jupytext
+import nbformat
 import yaml
 from jupytext.myst import myst_to_notebook
 
@@ -113,14 +116,23 @@ def read_section(layout: Layout, rel: str) -> Section:
     path = layout.source(rel)
     if not path.is_file():
         raise UsageError(f'section {rel!r}: no such file {path}')
-    notebook = jupytext.read(path, fmt='md:myst')
-    lines = source_lines(path.read_text(encoding='utf-8'))
+    notebook, lines = parse_myst(path.read_text(encoding='utf-8'))
     cells = tuple(
-        SourceCell(index, cell.cell_type, cell.source, dict(cell.metadata), lines[index])
+        SourceCell(
+            index, cell.cell_type, cell.source, copy.deepcopy(dict(cell.metadata)), lines[index]
+        )
         for index, cell in enumerate(notebook.cells)
     )
     check_rules(path, cells)
-    return Section(rel, path, dict(notebook.metadata), cells)
+    return Section(rel, path, copy.deepcopy(dict(notebook.metadata)), cells)
+
+
+@functools.lru_cache(maxsize=64)
+def parse_myst(text: str) -> tuple[nbformat.NotebookNode, tuple[int, ...]]:
+    """The notebook of a MyST text and the line where each of its cells starts, parsed
+    once per process for each text: the build and the tests read every section many
+    times. (Callers copy what they keep: the notebook is shared.)"""
+    return jupytext.reads(text, fmt='md:myst'), tuple(source_lines(text))
 
 
 def source_lines(text: str) -> list[int]:
